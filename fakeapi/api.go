@@ -1,0 +1,117 @@
+// Package fakeapi is an in-memory Kubernetes API server that real client-go
+// informers trust.
+//
+// It has two layers, as etcd's raft has a pure core and a thin goroutine wrapper:
+//
+//   - fakeapi/store is a pure MVCC store shaped like etcd under kube-apiserver:
+//     one global resourceVersion, UIDs, generation, finalizers and
+//     deletionTimestamp, ownerReference garbage collection, a history window
+//     with compaction, list semantics by resourceVersion, selectors and
+//     pagination. It has no goroutines and reads no clock: time is passed in.
+//   - Server (this package) wraps the store with a mutex, fans watch events out
+//     to watchers (one delivery goroutine per watch, so a per-watcher delay never
+//     reorders one stream), sends bookmarks and WatchList's initial events, and
+//     exposes the adapters: cache.ListerWatcher, a client-go testing
+//     ObjectTracker / fake clientset, and (fakeapi/http) the REST handler.
+//
+// The server exposes fault hooks (Hooks) and imperative controls (CloseWatch,
+// ExpireWatch, Compact, ...). It holds no fault policy: package sim owns that.
+// It reports everything it does to an Observer, which is how the sim's trace
+// learns of server writes, lists served and watch events sent and delivered.
+package fakeapi
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// Hooks lets a fault policy decide the fate of requests and watch events.
+// Every method is optional in spirit: NoHooks returns the no-fault answer.
+// Methods are called with no server lock held and may be called concurrently.
+type Hooks interface {
+	// BeforeRequest is called before a request is served. The zero
+	// RequestFault serves it normally.
+	BeforeRequest(req RequestInfo) RequestFault
+	// EventDelay returns how long one watch event is held before it is
+	// delivered to one watcher. Delivery stays in order within one watch: an
+	// event is never delivered before the one sent ahead of it on that watch.
+	EventDelay(w WatcherInfo, ev EventInfo) time.Duration
+}
+
+// NoHooks is a Hooks that injects no fault.
+type NoHooks struct{}
+
+// BeforeRequest serves every request normally.
+func (NoHooks) BeforeRequest(RequestInfo) RequestFault { return RequestFault{} }
+
+// EventDelay delivers every event at once.
+func (NoHooks) EventDelay(WatcherInfo, EventInfo) time.Duration { return 0 }
+
+// RequestInfo describes one request, for Hooks and Observer.
+type RequestInfo struct {
+	// Client is the name given to Server.Client ("bellerophon", "user", ...).
+	Client string
+	// Verb is the Kubernetes verb: get, list, watch, create, update, patch,
+	// delete, deletecollection; "update" with Subresource "status" for status.
+	Verb        string
+	Resource    schema.GroupVersionResource
+	Subresource string
+	Namespace   string
+	Name        string
+	// ResourceVersion and ResourceVersionMatch are the request's list/watch
+	// options, as sent.
+	ResourceVersion      string
+	ResourceVersionMatch string
+	// SendInitialEvents is true for a WatchList request.
+	SendInitialEvents bool
+}
+
+// RequestFault is a hook's decision about one request. The zero value serves
+// the request normally.
+type RequestFault struct {
+	// Err, when non-nil, fails the request with this error (an apierrors
+	// StatusError: 429 with Retry-After, 500, 503, 504 ...) without touching
+	// the store.
+	Err error
+	// ApplyThenTimeout serves a write, then reports a timeout to the client
+	// (a write with unknown outcome).
+	ApplyThenTimeout bool
+	// ReplicaLag serves a list with resourceVersion="0" (or a watch starting
+	// at "0") from a replica this many revisions behind the latest ("stale
+	// replica", time travel). Ignored for consistent reads.
+	ReplicaLag int64
+	// Name labels the fault in the observations ("429", "stale-replica").
+	Name string
+}
+
+// WatcherID identifies one watch stream for the lifetime of a Server.
+type WatcherID int64
+
+// WatcherInfo describes one open watch.
+type WatcherInfo struct {
+	ID       WatcherID
+	Client   string
+	Resource schema.GroupVersionResource
+	// Namespace is "" for a watch across all namespaces.
+	Namespace string
+	// StartRV is the resourceVersion the watch started from.
+	StartRV string
+	// WatchList is true when the watch was opened with sendInitialEvents.
+	WatchList bool
+}
+
+// EventInfo describes one watch event as sent to one watcher.
+type EventInfo struct {
+	Type      watch.EventType
+	Resource  schema.GroupVersionResource
+	Namespace string
+	Name      string
+	UID       string
+	// RV is the event's resourceVersion (the object's, or the bookmark's).
+	RV int64
+	// InitialEvent is true for WatchList's synthetic ADDED events and the
+	// initial-events-end bookmark.
+	InitialEvent bool
+}

@@ -1,0 +1,96 @@
+package sim
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Subject is a controller (or cache) the sim drives. A subject is built fresh
+// for every process start: a crash cancels the context given to Start and
+// drops the subject, and a restart builds a new one from its factory, so no
+// state (informers, caches, workqueue) survives a crash.
+type Subject interface {
+	// Start builds the subject's informers, caches and workers from env and
+	// starts them. It returns once they are started (not synced). Every
+	// goroutine it starts must return after ctx is cancelled.
+	Start(ctx context.Context, env Env) error
+}
+
+// Converger is implemented by subjects that can say whether the server's
+// state is what they want it to be ("desired == actual"). The sim asks after
+// every server write and records each change as a RecDesired record.
+type Converger interface {
+	// Desired reports whether objs (the server's current state, every
+	// resource) is the subject's desired state, and if not, why.
+	Desired(objs []ServerObject) (ok bool, why string)
+}
+
+// ServerObject is one object of the server's state, for Converger.
+type ServerObject struct {
+	Resource schema.GroupVersionResource
+	// Object is the object's JSON as stored.
+	Object []byte
+}
+
+// Env is what a subject is given to run against: clients of the fake API
+// server under the subject's own name, and a recorder for the trace.
+type Env struct {
+	// Name is the subject's actor name in the trace.
+	Name string
+	// Kube is a typed clientset talking to the fake server.
+	Kube kubernetes.Interface
+	// Dynamic is a dynamic client talking to the fake server.
+	Dynamic dynamic.Interface
+	// ListerWatcher returns a ListerWatcher (WatchList-capable) for one
+	// resource, namespace "" meaning all namespaces.
+	ListerWatcher func(gvr schema.GroupVersionResource, ns string) cache.ListerWatcherWithContext
+	// Rec records what the subject does into the trace.
+	Rec Recorder
+	// Params are the plan's subject parameters (Plan.SubjectParams).
+	Params map[string]string
+}
+
+// Recorder records subject-side records into the trace. It stamps Pos, At and
+// (when empty) Actor. It is safe for concurrent use.
+type Recorder interface {
+	Record(r Record)
+	// Now returns the virtual time since the run started.
+	Now() time.Duration
+}
+
+// SubjectFactory builds a fresh subject for one process start.
+type SubjectFactory func() Subject
+
+// SubjectInfo describes a registered subject.
+type SubjectInfo struct {
+	// Name is the registry name: "bellerophon", "bellerophon/no-expectations",
+	// "naivecache", "legacy-deltafifo", ...
+	Name string
+	// Summary is one sentence for `cachelab list`.
+	Summary string
+	// Mutant is true for a subject that carries a deliberate, documented bug.
+	Mutant bool
+	// Source names the upstream issue or PR the bug comes from, for mutants.
+	Source string
+	// Resources are the custom resources the subject needs the server to
+	// serve (registered before the run starts).
+	CRDs []CRD
+	New SubjectFactory
+}
+
+// CRD is a custom resource a subject needs served.
+type CRD struct {
+	GVR        schema.GroupVersionResource
+	Kind       string
+	ListKind   string
+	Namespaced bool
+	HasStatus  bool
+	// Validate, optional, returns a reason per invalid field of the object
+	// (its JSON); the server answers 422 Invalid.
+	Validate func(obj map[string]any) []string
+}

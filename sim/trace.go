@@ -1,0 +1,143 @@
+package sim
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// TraceVersion is the version of the Trace format written by this code.
+const TraceVersion = 1
+
+// Trace is the ordered record of one run. It is plain data: invariants and
+// reports read it and never reach back into live objects.
+type Trace struct {
+	// Version is TraceVersion when written.
+	Version int `json:"version"`
+	// Plan is the plan that produced the trace (its name, seed and subject
+	// are what a reader needs to replay it).
+	Plan *Plan `json:"plan,omitempty"`
+	// Records are in the order they happened; Records[i].Pos == i.
+	Records []Record `json:"records"`
+	// End is the virtual time at which the run ended.
+	End Duration `json:"end"`
+	// Outcome says how the run ended: "quiet" (timeline done and nothing
+	// left to do), "deadline" (the plan's deadline passed first) or
+	// "error: ..." when the run itself failed.
+	Outcome string `json:"outcome"`
+}
+
+// RecordKind names what a Record reports.
+type RecordKind string
+
+// The kinds of record. The comment after each names the fields it sets
+// besides Pos, At and Kind.
+const (
+	// Server side (from fakeapi observations).
+	RecRequest    RecordKind = "request"     // Actor, Verb, Resource, Namespace, Name, Code, Reason, Fault
+	RecWrite      RecordKind = "write"       // Actor, Verb, Resource, Namespace, Name, UID, RV, Object, Owner, ByGC
+	RecList       RecordKind = "list"        // Actor, Resource, Namespace, RV, Lag, Count
+	RecWatchOpen  RecordKind = "watch-open"  // Actor, Watcher, Resource, Namespace, RV (start), WatchList
+	RecWatchClose RecordKind = "watch-close" // Actor, Watcher, Reason
+	RecSent       RecordKind = "sent"        // Actor, Watcher, EventType, Resource, Namespace, Name, UID, RV, Initial
+	RecDelivered  RecordKind = "delivered"   // same fields as RecSent
+	RecFault      RecordKind = "fault"       // Fault, Detail, ContractBreaking, and the target's fields
+	RecCompact    RecordKind = "compact"     // RV
+
+	// Subject side (recorded by subjects through Recorder).
+	RecHandler   RecordKind = "handler"   // Actor, Handler, EventType (ADDED/MODIFIED/DELETED), Resource, Namespace, Name, UID, RV, OldUID, OldRV, Initial, Tombstone
+	RecSignal    RecordKind = "signal"    // Actor, Signal, Value
+	RecQueue     RecordKind = "queue"     // Actor, Op (add/get/done/forget/requeue), Key
+	RecReconcile RecordKind = "reconcile" // Actor, Key, Result ("ok" or the error), Detail
+	RecCache     RecordKind = "cache"     // Actor, Handler (cache name), Objects: a snapshot of one cache
+	RecNote      RecordKind = "note"      // Actor, Detail: anything else worth showing
+
+	// Run side (recorded by sim itself).
+	RecStep    RecordKind = "step"    // Step (index into Plan.Steps), Actor, Op, Detail
+	RecCrash   RecordKind = "crash"   // Actor (the subject), Detail
+	RecRestart RecordKind = "restart" // Actor
+	RecDesired RecordKind = "desired" // Actor, Value (desired == actual after this server write), Detail
+	RecFinal   RecordKind = "final"   // Objects: the server's state at the end of the run
+)
+
+// Record is one thing that happened during a run, at a virtual time. Fields
+// not meaningful for Kind are zero and omitted from JSON.
+type Record struct {
+	// Pos is the record's index in Trace.Records.
+	Pos int `json:"pos"`
+	// At is the virtual time since the run started.
+	At   Duration   `json:"at"`
+	Kind RecordKind `json:"kind"`
+	// Actor is who did it: "server", "gc", a client name ("bellerophon",
+	// "user", "competitor", "kubelet"), or the fault policy ("faults").
+	Actor string `json:"actor,omitempty"`
+
+	Verb      string `json:"verb,omitempty"`
+	Resource  string `json:"resource,omitempty"` // e.g. "pods", "bellerophons.lab.cachelab.dev"
+	Namespace string `json:"ns,omitempty"`
+	Name      string `json:"name,omitempty"`
+	UID       string `json:"uid,omitempty"`
+	RV        int64  `json:"rv,omitempty"`
+	// OldUID and OldRV describe the old object of an update handler call.
+	OldUID string `json:"oldUID,omitempty"`
+	OldRV  int64  `json:"oldRV,omitempty"`
+	// Owner is the UID of the controller ownerReference of a written object.
+	Owner string `json:"owner,omitempty"`
+	// Object is the object's JSON as written (write records).
+	Object json.RawMessage `json:"object,omitempty"`
+	ByGC   bool            `json:"byGC,omitempty"`
+
+	Code   int    `json:"code,omitempty"`
+	Reason string `json:"reason,omitempty"`
+
+	Lag   int64 `json:"lag,omitempty"`
+	Count int   `json:"count,omitempty"`
+
+	Watcher   string `json:"watcher,omitempty"` // e.g. "bellerophon/pods#3"
+	WatchList bool   `json:"watchList,omitempty"`
+	EventType string `json:"event,omitempty"` // ADDED, MODIFIED, DELETED, BOOKMARK, ERROR
+	Initial   bool   `json:"initial,omitempty"`
+	Tombstone bool   `json:"tombstone,omitempty"`
+
+	Handler string `json:"handler,omitempty"`
+	Signal  string `json:"signal,omitempty"`
+	Value   bool   `json:"value,omitempty"`
+
+	Op     string `json:"op,omitempty"`
+	Key    string `json:"key,omitempty"`
+	Result string `json:"result,omitempty"`
+	Step   int    `json:"step,omitempty"`
+
+	Fault            string `json:"fault,omitempty"`
+	ContractBreaking bool   `json:"contractBreaking,omitempty"`
+
+	// Objects is a snapshot of a cache or of the server: one entry per object.
+	Objects []ObjectState `json:"objects,omitempty"`
+
+	Detail string `json:"detail,omitempty"`
+}
+
+// ObjectState is one object in a snapshot: enough to compare a cache with
+// the server.
+type ObjectState struct {
+	Resource  string `json:"resource"`
+	Namespace string `json:"ns,omitempty"`
+	Name      string `json:"name"`
+	UID       string `json:"uid"`
+	RV        int64  `json:"rv"`
+	// Terminating is true when deletionTimestamp is set.
+	Terminating bool `json:"terminating,omitempty"`
+	// Finalizers are the object's finalizers.
+	Finalizers []string `json:"finalizers,omitempty"`
+	// Owner is the UID of the controller ownerReference, if any.
+	Owner string `json:"owner,omitempty"`
+}
+
+// Duration is a time.Duration that reads and writes JSON as a Go duration
+// string ("1.5s"); a bare number is read as nanoseconds.
+type Duration time.Duration
+
+// D returns d as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// String formats d as time.Duration does.
+func (d Duration) String() string { return time.Duration(d).String() }
