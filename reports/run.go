@@ -1,0 +1,116 @@
+package reports
+
+import (
+	"errors"
+
+	"github.com/cachelab/cachelab/invariants"
+	"github.com/cachelab/cachelab/sim"
+)
+
+// Run is one run to report: what was asked (Plan), what happened (Trace),
+// what the invariants concluded (Verdicts) and how to do it again.
+type Run struct {
+	// Plan is the plan that was run. Optional when Trace.Plan is set; when
+	// both are set, Plan wins.
+	Plan *sim.Plan
+	// Trace is the recorded run. Required by HTML; JSON and JUnit read only
+	// its End and Outcome and accept nil.
+	Trace *sim.Trace
+	// Verdicts are the invariants' judgements, in the order to show them.
+	Verdicts []invariants.Verdict
+	// ReplayCommand is the shell command that replays the run
+	// ("cachelab replay out/tombstone-after-410/plan.json"). Optional.
+	ReplayCommand string
+	// Title is the page title. Optional; default "<scenario> / <subject>".
+	Title string
+}
+
+// IndexEntry is one run listed by Index.
+type IndexEntry struct {
+	// Scenario is the plan's name ("tombstone-after-410", "random-42").
+	Scenario string
+	// Subject is the subject's registry name ("bellerophon").
+	Subject string
+	// Seed is the plan's seed.
+	Seed uint64
+	// Verdicts are the run's verdicts.
+	Verdicts []invariants.Verdict
+	// Report is the link to the run's HTML report, relative to the index
+	// page ("tombstone-after-410/bellerophon/report.html"). Optional.
+	Report string
+	// Outcome is the trace's outcome ("quiet", "deadline", "error: ...").
+	// Optional.
+	Outcome string
+}
+
+// NewIndexEntry describes run for Index, linking to its report at href
+// (relative to the index page).
+func NewIndexEntry(run Run, href string) IndexEntry {
+	e := IndexEntry{Verdicts: run.Verdicts, Report: href}
+	if p := run.plan(); p != nil {
+		e.Scenario, e.Subject, e.Seed = p.Name, p.Subject, p.Seed
+	}
+	if run.Trace != nil {
+		e.Outcome = run.Trace.Outcome
+	}
+	return e
+}
+
+// ErrNoPlan is returned when a Run has neither a Plan nor a Trace.Plan.
+var ErrNoPlan = errors.New("reports: run has no plan (set Run.Plan or Run.Trace.Plan)")
+
+// ErrNoTrace is returned by HTML when Run.Trace is nil.
+var ErrNoTrace = errors.New("reports: run has no trace (set Run.Trace; a report shows what happened)")
+
+// plan returns the run's plan: Run.Plan, else Trace.Plan, else nil.
+func (r Run) plan() *sim.Plan {
+	if r.Plan != nil {
+		return r.Plan
+	}
+	if r.Trace != nil {
+		return r.Trace.Plan
+	}
+	return nil
+}
+
+// title returns Run.Title or its default.
+func (r Run) title() string {
+	if r.Title != "" {
+		return r.Title
+	}
+	if p := r.plan(); p != nil {
+		return nameOr(p.Name, "unnamed plan") + " / " + nameOr(p.Subject, "no subject")
+	}
+	return "cachelab run"
+}
+
+// caseName is the JUnit and index name of a run: "<scenario>/<subject>".
+func caseName(p *sim.Plan) string {
+	return nameOr(p.Name, "unnamed") + "/" + nameOr(p.Subject, "unknown-subject")
+}
+
+func nameOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// OverallStatus folds verdicts into one status: Fail if any failed, else
+// Unknown if any is unknown or there is none, else Pass.
+func OverallStatus(vs []invariants.Verdict) invariants.Status {
+	if len(vs) == 0 {
+		return invariants.Unknown
+	}
+	st := invariants.Pass
+	for _, v := range vs {
+		switch v.Status {
+		case invariants.Fail:
+			return invariants.Fail
+		case invariants.Pass:
+		default:
+			st = invariants.Unknown
+		}
+	}
+	return st
+}
