@@ -113,6 +113,10 @@ type Event struct {
 	// Initial is true for WatchList's (or a watch from RV ""/"0"'s)
 	// synthetic ADDED events and for the initial-events-end bookmark.
 	Initial bool
+	// Prev is the object's state before this write (nil for ADDED, initial
+	// events and bookmarks); immutable like Object. Filter uses it to turn
+	// selector transitions into ADDED/DELETED.
+	Prev runtime.Object
 }
 
 // ListInfo describes how a list was served.
@@ -235,16 +239,27 @@ func (s *Store) WatchStart(gvr schema.GroupVersionResource, ns string, opts meta
 	return nil, 0, errNotImplemented
 }
 
-// Matcher returns the filter a watch of gvr across all namespaces applies
-// to live events: the resource, and opts' label and field selectors (a
-// metadata.namespace field selector restricts the namespace). Bookmarks of
-// gvr always match. Use MatcherNS for a watch in one namespace. Bad
-// selectors get 400 BadRequest.
+// Filter returns what a watch of gvr in namespace ns ("" for all) with
+// opts' label and field selectors sees of one live store event, as
+// kube-apiserver's watch cache does: an object that starts matching is seen
+// as ADDED, one that stops matching as DELETED (its previous state, with the
+// event's resourceVersion), one that matches before and after as the event
+// itself; ok is false when the watcher sees nothing. Events of other
+// resources are never seen; bookmarks of gvr always are. Bad selectors get
+// 400 BadRequest. The wrapper applies it to every event with RV > startRV.
+func (s *Store) Filter(gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (func(Event) (Event, bool), error) {
+	return nil, errNotImplemented
+}
+
+// Matcher is Filter across all namespaces, reduced to "does the watcher see
+// anything of this event". Prefer Filter: it also turns selector
+// transitions into ADDED/DELETED.
 func (s *Store) Matcher(gvr schema.GroupVersionResource, opts metav1.ListOptions) (func(Event) bool, error) {
 	return nil, errNotImplemented
 }
 
-// MatcherNS is Matcher restricted to namespace ns ("" for all).
+// MatcherNS is Matcher restricted to namespace ns ("" for all). Prefer
+// Filter.
 func (s *Store) MatcherNS(gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (func(Event) bool, error) {
 	return nil, errNotImplemented
 }
@@ -256,16 +271,19 @@ func (s *Store) Bookmark(gvr schema.GroupVersionResource, rv int64, initialEvent
 	return Event{}, errNotImplemented
 }
 
-// Compact discards history up to and including rv: watches from a revision
-// <= rv and continue tokens of snapshots <= rv get 410 Expired afterwards,
-// as do Exact lists at revisions <= rv. rv above RV() is an error; rv at or
-// below CompactedRV() does nothing.
+// Compact discards the events of revisions up to and including rv, as etcd
+// does: the state at rv stays readable, so a watch from rv still works, but
+// a watch from an older revision, an Exact list below rv and a continue
+// token of an older snapshot get 410 Expired. rv above RV() is a 400
+// BadRequest; rv at or below CompactedRV() does nothing.
 func (s *Store) Compact(rv int64) error { return errNotImplemented }
 
-// CompactedRV returns the revision history is compacted to (0 if never).
+// CompactedRV returns the oldest revision whose state is still known: a
+// watch from any revision >= CompactedRV() replays every later event. A new
+// store starts at revision 1, compacted to 1.
 func (s *Store) CompactedRV() int64 { return 0 }
 
-// RV returns the latest revision.
+// RV returns the latest revision (1 for a new store).
 func (s *Store) RV() int64 { return 0 }
 
 // Objects returns the current state of every object of every resource as
