@@ -1,25 +1,26 @@
 package fakeapi
 
 import (
-	"context"
-	"errors"
+	"fmt"
+	"slices"
+	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/clock"
-)
 
-// errNotImplemented marks the contract stubs until the implementation lands.
-var errNotImplemented = errors.New("fakeapi: not implemented yet")
+	"github.com/cachelab/cachelab/fakeapi/store"
+)
 
 // Observer receives every observation the server makes, in order. Observe is
 // called with the server's lock held, so observations of writes arrive in
@@ -104,13 +105,53 @@ type Options struct {
 	BookmarkInterval time.Duration
 }
 
+// DefaultBookmarkInterval is the period of bookmarks when
+// Options.BookmarkInterval is zero.
+const DefaultBookmarkInterval = time.Minute
+
 // Server is the in-memory API server: a store, watch fan-out, hooks and
 // observers. It is safe for concurrent use.
-type Server struct{}
+//
+// One mutex serialises every store call, every fan-out and every
+// Observer.Observe call, so observations of writes arrive in resourceVersion
+// order and a watch opened at revision r misses no event after r.
+type Server struct {
+	clock            clock.WithTicker
+	hooks            Hooks
+	obs              Observer
+	bookmarkInterval time.Duration
+	scheme           *runtime.Scheme
+	encoder          runtime.Encoder
+
+	mu       sync.Mutex
+	st       *store.Store
+	nextID   WatcherID
+	watchers []*watcher // open watches, in ID order
+}
 
 // NewServer returns a Server serving the built-in resources (namespaces,
 // configmaps, secrets, pods, events in core/v1 and events.k8s.io/v1).
-func NewServer(opts Options) *Server { return &Server{} }
+func NewServer(opts Options) *Server {
+	s := &Server{
+		clock:            opts.Clock,
+		hooks:            opts.Hooks,
+		obs:              opts.Observer,
+		bookmarkInterval: opts.BookmarkInterval,
+		scheme:           scheme.Scheme,
+	}
+	if s.clock == nil {
+		s.clock = clock.RealClock{}
+	}
+	if s.hooks == nil {
+		s.hooks = NoHooks{}
+	}
+	if s.bookmarkInterval <= 0 {
+		s.bookmarkInterval = DefaultBookmarkInterval
+	}
+	s.encoder = json.NewSerializerWithOptions(json.DefaultMetaFactory, s.scheme, s.scheme, json.SerializerOptions{})
+	s.st = store.New(store.Options{Clock: s.clock, HistoryWindow: opts.HistoryWindow, Scheme: s.scheme})
+	return s
+}
 
 // ResourceInfo describes a served resource.
 type ResourceInfo struct {
@@ -128,90 +169,367 @@ type ResourceInfo struct {
 }
 
 // RegisterCRD serves a custom resource as unstructured objects.
-func (s *Server) RegisterCRD(info ResourceInfo) error { return errNotImplemented }
+func (s *Server) RegisterCRD(info ResourceInfo) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.Register(store.Resource{
+		GVR:        info.GVR,
+		Kind:       info.Kind,
+		ListKind:   info.ListKind,
+		Namespaced: info.Namespaced,
+		HasStatus:  info.HasStatus,
+		Validate:   info.Validate,
+	})
+}
+
+// Resources returns every served resource, sorted by group, version and
+// resource name.
+func (s *Server) Resources() []ResourceInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []ResourceInfo
+	for _, r := range s.st.Resources() {
+		out = append(out, ResourceInfo{GVR: r.GVR, Kind: r.Kind, ListKind: r.ListKind,
+			Namespaced: r.Namespaced, HasStatus: r.HasStatus, Validate: r.Validate})
+	}
+	return out
+}
 
 // Client returns a named client of the server: every request it makes is
 // labelled with name for the hooks and observers.
-func (s *Server) Client(name string) *Client { return &Client{} }
+func (s *Server) Client(name string) *Client { return &Client{s: s, name: name} }
 
 // Compact discards history up to and including rv: watches and lists below it
 // get 410 Expired.
-func (s *Server) Compact(rv int64) error { return errNotImplemented }
-
-// ResourceVersion returns the latest revision.
-func (s *Server) ResourceVersion() int64 { return 0 }
-
-// Watchers lists the open watches.
-func (s *Server) Watchers() []WatcherInfo { return nil }
-
-// CloseWatch ends one watch: cleanly (the result channel closes) or, with
-// abrupt, as a broken connection (an error event, then close).
-func (s *Server) CloseWatch(id WatcherID, abrupt bool) error { return errNotImplemented }
-
-// ExpireWatch sends a 410 Expired ERROR event on one watch, then closes it.
-func (s *Server) ExpireWatch(id WatcherID) error { return errNotImplemented }
-
-// Client makes requests to a Server under a name.
-type Client struct{}
-
-// Create creates obj (typed or *unstructured.Unstructured) in namespace ns.
-func (c *Client) Create(ctx context.Context, gvr schema.GroupVersionResource, ns string, obj runtime.Object, opts metav1.CreateOptions) (runtime.Object, error) {
-	return nil, errNotImplemented
-}
-
-// Get reads one object.
-func (c *Client) Get(ctx context.Context, gvr schema.GroupVersionResource, ns, name string, opts metav1.GetOptions) (runtime.Object, error) {
-	return nil, errNotImplemented
-}
-
-// List lists objects, honouring every ListOptions field.
-func (c *Client) List(ctx context.Context, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (runtime.Object, error) {
-	return nil, errNotImplemented
-}
-
-// Update replaces an object; a stale resourceVersion gets 409 Conflict.
-func (c *Client) Update(ctx context.Context, gvr schema.GroupVersionResource, ns string, obj runtime.Object, opts metav1.UpdateOptions) (runtime.Object, error) {
-	return nil, errNotImplemented
-}
-
-// UpdateStatus replaces an object's status.
-func (c *Client) UpdateStatus(ctx context.Context, gvr schema.GroupVersionResource, ns string, obj runtime.Object, opts metav1.UpdateOptions) (runtime.Object, error) {
-	return nil, errNotImplemented
-}
-
-// Patch patches an object (JSON merge, JSON patch, strategic merge for
-// built-ins).
-func (c *Client) Patch(ctx context.Context, gvr schema.GroupVersionResource, ns, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (runtime.Object, error) {
-	return nil, errNotImplemented
-}
-
-// Delete deletes an object, honouring preconditions and propagation policy.
-func (c *Client) Delete(ctx context.Context, gvr schema.GroupVersionResource, ns, name string, opts metav1.DeleteOptions) error {
-	return errNotImplemented
-}
-
-// DeleteCollection deletes every object matching opts.
-func (c *Client) DeleteCollection(ctx context.Context, gvr schema.GroupVersionResource, ns string, opts metav1.DeleteOptions, listOpts metav1.ListOptions) error {
-	return errNotImplemented
-}
-
-// Watch opens a watch, honouring every ListOptions field, WatchList included.
-func (c *Client) Watch(ctx context.Context, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (watch.Interface, error) {
-	return nil, errNotImplemented
-}
-
-// ListerWatcher returns a cache.ListerWatcher for one resource that supports
-// WatchList semantics (informers built on it use WatchList when the client-go
-// feature gate is on). Objects are typed for built-in kinds and
-// *unstructured.Unstructured for CRDs.
-func (c *Client) ListerWatcher(gvr schema.GroupVersionResource, ns string) cache.ListerWatcherWithContext {
+func (s *Server) Compact(rv int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.st.Compact(rv); err != nil {
+		return err
+	}
+	s.observeLocked(Observation{Kind: ObsCompact, RV: s.st.CompactedRV()})
 	return nil
 }
 
-// Clientset returns a typed clientset (client-go's fake.Clientset) whose
-// reactors send every action to this client, so its users get real
-// resourceVersions, conflicts, 410s and WatchList.
-func (c *Client) Clientset() kubernetes.Interface { return nil }
+// ResourceVersion returns the latest revision.
+func (s *Server) ResourceVersion() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.RV()
+}
 
-// Dynamic returns a dynamic client sending every action to this client.
-func (c *Client) Dynamic() dynamic.Interface { return nil }
+// CompactedResourceVersion returns the revision history is compacted to (0
+// if never).
+func (s *Server) CompactedResourceVersion() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.CompactedRV()
+}
+
+// Objects returns a snapshot of every stored object (deep copies), sorted by
+// resource, namespace and name.
+func (s *Server) Objects() []runtime.Object {
+	s.mu.Lock()
+	evs := s.st.Objects()
+	s.mu.Unlock()
+	out := make([]runtime.Object, 0, len(evs))
+	for _, ev := range evs {
+		out = append(out, ev.Object.DeepCopyObject())
+	}
+	return out
+}
+
+// Watchers lists the open watches, in ID order.
+func (s *Server) Watchers() []WatcherInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]WatcherInfo, 0, len(s.watchers))
+	for _, w := range s.watchers {
+		out = append(out, w.info)
+	}
+	return out
+}
+
+// ErrNoSuchWatch is returned by the watch controls for an ID that is not an
+// open watch (never opened, or already closed).
+var ErrNoSuchWatch = fmt.Errorf("fakeapi: no such open watch")
+
+// CloseWatch ends one watch: cleanly (the result channel closes) or, with
+// abrupt, as a broken connection (an error event, then close).
+//
+// A clean close is what a client sees when the server ends a watch (its
+// timeout, a graceful shutdown): the result channel closes and the reflector
+// re-watches from its last resourceVersion without relisting (unless the
+// watch lasted under a second with no event: client-go's
+// VeryShortWatchError, then it relists).
+//
+// An abrupt close models an HTTP/2 stream reset (kube-apiserver and
+// client-go speak HTTP/2): client-go's StreamWatcher surfaces the decoder
+// error "stream error: stream ID n; INTERNAL_ERROR" as an ERROR event holding
+// a 500 InternalError Status with cause ClientWatchDecoding, exactly what
+// apierrors.NewClientErrorReporter(500, "GET", "ClientWatchDecoding") makes.
+// The reflector then logs "watch ended with error" and, with the informer's
+// default MaxInternalErrorRetryDuration of 0, relists. (A TCP reset or an EOF
+// mid-stream, by contrast, is indistinguishable from a clean close for
+// client-go: StreamWatcher swallows "probable EOF" errors.)
+//
+// Events queued for the watch but not yet delivered are dropped: they were
+// in flight on the connection that ended.
+func (s *Server) CloseWatch(id WatcherID, abrupt bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := s.watcherLocked(id)
+	if w == nil {
+		return fmt.Errorf("%w: watch %d (open watches: %v)", ErrNoSuchWatch, id, s.watcherIDsLocked())
+	}
+	req := closeRequest{reason: "closed"}
+	fault := "watch-close"
+	if abrupt {
+		status := apierrors.NewClientErrorReporter(500, "GET", "ClientWatchDecoding").AsObject(
+			fmt.Errorf("unable to decode an event from the watch stream: stream error: stream ID %d; INTERNAL_ERROR; received from peer", 2*int64(id)+1))
+		req = closeRequest{reason: "broken", errEvent: &watch.Event{Type: watch.Error, Object: status}}
+		fault = "watch-break"
+	}
+	s.terminateLocked(w, req)
+	info := w.info
+	s.observeLocked(Observation{Kind: ObsFault, Fault: fault, Watcher: &info})
+	return nil
+}
+
+// ExpireWatch sends a 410 Expired ERROR event on one watch, then closes it,
+// as kube-apiserver does when a watcher falls out of its watch cache's
+// window. Events queued but not yet delivered are dropped. The reflector
+// relists (at its last resourceVersion, "not older than").
+func (s *Server) ExpireWatch(id WatcherID) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := s.watcherLocked(id)
+	if w == nil {
+		return fmt.Errorf("%w: watch %d (open watches: %v)", ErrNoSuchWatch, id, s.watcherIDsLocked())
+	}
+	last := w.lastQueuedRV
+	status := apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", last, s.st.RV())).Status()
+	s.terminateLocked(w, closeRequest{reason: "expired", errEvent: &watch.Event{Type: watch.Error, Object: &status}})
+	info := w.info
+	s.observeLocked(Observation{Kind: ObsFault, Fault: "watch-expire", Watcher: &info})
+	return nil
+}
+
+// Close ends every open watch cleanly. The server stays usable.
+func (s *Server) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, w := range slices.Clone(s.watchers) {
+		s.terminateLocked(w, closeRequest{reason: "server closed"})
+	}
+}
+
+func (s *Server) watcherLocked(id WatcherID) *watcher {
+	for _, w := range s.watchers {
+		if w.info.ID == id {
+			return w
+		}
+	}
+	return nil
+}
+
+func (s *Server) watcherIDsLocked() []WatcherID {
+	ids := make([]WatcherID, 0, len(s.watchers))
+	for _, w := range s.watchers {
+		ids = append(ids, w.info.ID)
+	}
+	return ids
+}
+
+// terminateLocked asks w's delivery goroutine to end and removes w from the
+// fan-out at once, so it gets no further event.
+func (s *Server) terminateLocked(w *watcher, req closeRequest) {
+	s.removeWatcherLocked(w)
+	w.terminate(req)
+}
+
+func (s *Server) removeWatcherLocked(w *watcher) {
+	if i := slices.Index(s.watchers, w); i >= 0 {
+		s.watchers = slices.Delete(s.watchers, i, i+1)
+	}
+}
+
+// observeLocked hands o to the observer, stamped with the time.
+func (s *Server) observeLocked(o Observation) {
+	if s.obs == nil {
+		return
+	}
+	o.At = s.clock.Now()
+	s.obs.Observe(o)
+}
+
+// publishLocked records the store's events as writes and fans them out to
+// every open watch that matches them.
+func (s *Server) publishLocked(req *RequestInfo, evs []store.Event) {
+	for i := range evs {
+		ev := &evs[i]
+		info := eventInfo(ev)
+		if s.obs != nil {
+			o := Observation{
+				Kind:      ObsWrite,
+				Request:   req,
+				Verb:      ev.Verb,
+				Resource:  ev.GVR,
+				Namespace: info.Namespace,
+				Name:      info.Name,
+				UID:       types.UID(info.UID),
+				RV:        ev.RV,
+				Object:    s.encode(ev.Object),
+				ByGC:      ev.ByGC,
+			}
+			if ev.ByGC {
+				o.Request = nil
+			}
+			s.observeLocked(o)
+		}
+		for _, w := range s.watchers {
+			if w.info.Resource != ev.GVR || !w.match(*ev) {
+				continue
+			}
+			s.sendLocked(w, ev, info)
+		}
+	}
+}
+
+// sendLocked queues one event for one watch and records it as sent.
+func (s *Server) sendLocked(w *watcher, ev *store.Event, info EventInfo) {
+	if !w.enqueue(queuedEvent{ev: watch.Event{Type: ev.Type, Object: ev.Object}, info: info, sentAt: s.clock.Now()}) {
+		return
+	}
+	if s.obs != nil {
+		wi := w.info
+		s.observeLocked(Observation{Kind: ObsSent, Watcher: &wi, Event: &info, RV: info.RV,
+			Resource: info.Resource, Namespace: info.Namespace, Name: info.Name, UID: types.UID(info.UID)})
+	}
+}
+
+// sendBookmark queues a periodic bookmark at the latest revision for w.
+func (s *Server) sendBookmark(w *watcher) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if slices.Index(s.watchers, w) < 0 {
+		return
+	}
+	ev, err := s.st.Bookmark(w.info.Resource, s.st.RV(), false)
+	if err != nil {
+		return
+	}
+	s.sendLocked(w, &ev, eventInfo(&ev))
+}
+
+// watchEnded is called by a delivery goroutine as it exits.
+func (s *Server) watchEnded(w *watcher, reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.removeWatcherLocked(w)
+	info := w.info
+	s.observeLocked(Observation{Kind: ObsWatchClose, Watcher: &info, Reason: metav1.StatusReason(reason)})
+}
+
+// delivered records that the consumer of w received ev.
+func (s *Server) delivered(w *watcher, info EventInfo) {
+	if s.obs == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	wi := w.info
+	s.observeLocked(Observation{Kind: ObsDelivered, Watcher: &wi, Event: &info, RV: info.RV,
+		Resource: info.Resource, Namespace: info.Namespace, Name: info.Name, UID: types.UID(info.UID)})
+}
+
+// encode returns obj's JSON with apiVersion and kind, without modifying obj
+// (it may be shared).
+func (s *Server) encode(obj runtime.Object) []byte {
+	if obj.GetObjectKind().GroupVersionKind().Empty() {
+		gvks, _, err := s.scheme.ObjectKinds(obj)
+		if err == nil && len(gvks) > 0 {
+			obj = obj.DeepCopyObject()
+			obj.GetObjectKind().SetGroupVersionKind(gvks[0])
+		}
+	}
+	b, err := runtime.Encode(s.encoder, obj)
+	if err != nil {
+		return []byte(fmt.Sprintf(`{"error":%q}`, err.Error()))
+	}
+	return b
+}
+
+// eventInfo describes a store event for hooks and observers.
+func eventInfo(ev *store.Event) EventInfo {
+	info := EventInfo{Type: ev.Type, Resource: ev.GVR, RV: ev.RV, InitialEvent: ev.Initial}
+	if m, err := meta.Accessor(ev.Object); err == nil {
+		info.Namespace = m.GetNamespace()
+		info.Name = m.GetName()
+		info.UID = string(m.GetUID())
+	}
+	return info
+}
+
+// resourceFor finds the served resource of obj's kind (from its TypeMeta,
+// or its Go type for built-ins).
+func (s *Server) resourceFor(obj runtime.Object) (schema.GroupVersionResource, bool, error) {
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	if gvk.Empty() {
+		if gvks, _, err := s.scheme.ObjectKinds(obj); err == nil && len(gvks) > 0 {
+			gvk = gvks[0]
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var kinds []string
+	for _, r := range s.st.Resources() {
+		if r.GVR.Group == gvk.Group && r.GVR.Version == gvk.Version && r.Kind == gvk.Kind {
+			return r.GVR, r.Namespaced, nil
+		}
+		kinds = append(kinds, r.GVR.GroupVersion().WithKind(r.Kind).String())
+	}
+	return schema.GroupVersionResource{}, false, apierrors.NewBadRequest(fmt.Sprintf(
+		"no served resource has kind %q (%T); served kinds: %v; register a CRD with Server.RegisterCRD", gvk.String(), obj, kinds))
+}
+
+// typedInput converts an unstructured object sent for a built-in resource
+// (by a dynamic client) into its Go type, as the real server decodes it.
+// Called with s.mu held.
+func (s *Server) typedInput(gvr schema.GroupVersionResource, obj runtime.Object) (runtime.Object, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return obj, nil
+	}
+	r, ok := s.st.Resource(gvr)
+	if !ok {
+		return obj, nil
+	}
+	gvk := gvr.GroupVersion().WithKind(r.Kind)
+	typed, err := s.scheme.New(gvk)
+	if err != nil {
+		return obj, nil // a CRD: served as unstructured
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, typed); err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("cannot decode the %s object: %v", gvk.Kind, err))
+	}
+	return typed, nil
+}
+
+// toUnstructured returns a copy of obj as *unstructured.Unstructured with
+// apiVersion and kind set (Status objects of ERROR events are kept).
+func toUnstructured(obj runtime.Object, gvk schema.GroupVersionKind) runtime.Object {
+	switch o := obj.(type) {
+	case *unstructured.Unstructured:
+		return o.DeepCopy()
+	case *metav1.Status:
+		return o.DeepCopy()
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return obj.DeepCopyObject()
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetGroupVersionKind(gvk)
+	return u
+}

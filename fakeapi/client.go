@@ -1,0 +1,338 @@
+package fakeapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/cachelab/cachelab/fakeapi/store"
+)
+
+// Client makes requests to a Server under a name. It is safe for concurrent
+// use.
+type Client struct {
+	s    *Server
+	name string
+}
+
+// Name returns the name the client was created with.
+func (c *Client) Name() string { return c.name }
+
+// Server returns the server the client talks to.
+func (c *Client) Server() *Server { return c.s }
+
+// NewTimeoutError returns the error a client sees when kube-apiserver's
+// request timeout fires: 504 Timeout, "request did not complete within
+// requested timeout". Used for Hooks' ApplyThenTimeout.
+func NewTimeoutError() error {
+	return apierrors.NewTimeoutError("request did not complete within requested timeout - context deadline exceeded", 0)
+}
+
+// statusOf returns the HTTP code and reason of an answer.
+func statusOf(err error, okCode int) (int, metav1.StatusReason) {
+	if err == nil {
+		return okCode, ""
+	}
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		s := st.Status()
+		return int(s.Code), s.Reason
+	}
+	return http.StatusInternalServerError, metav1.StatusReasonInternalError
+}
+
+// faultName labels a fault for observations.
+func faultName(f RequestFault, fallback string) string {
+	if f.Name != "" {
+		return f.Name
+	}
+	return fallback
+}
+
+// answerLocked records the request's answer (and the fault, if one was
+// injected) and returns err.
+func (c *Client) answerLocked(req *RequestInfo, err error, okCode int) {
+	code, reason := statusOf(err, okCode)
+	c.s.observeLocked(Observation{Kind: ObsRequest, Request: req, Code: code, Reason: reason,
+		Resource: req.Resource, Namespace: req.Namespace, Name: req.Name})
+}
+
+// failLocked answers a request with the error a hook injected.
+func (c *Client) failLocked(req *RequestInfo, f RequestFault) error {
+	c.s.observeLocked(Observation{Kind: ObsFault, Request: req, Fault: faultName(f, "error"),
+		Resource: req.Resource, Namespace: req.Namespace, Name: req.Name})
+	c.answerLocked(req, f.Err, 0)
+	return f.Err
+}
+
+// write runs one mutating request: hooks, store, observations, fan-out.
+func (c *Client) write(ctx context.Context, req RequestInfo, okCode int, apply func(st *store.Store) (runtime.Object, []store.Event, error)) (runtime.Object, error) {
+	if ctx != nil && ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	s := c.s
+	f := s.hooks.BeforeRequest(req)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f.Err != nil {
+		return nil, c.failLocked(&req, f)
+	}
+	obj, evs, err := apply(s.st)
+	if err != nil {
+		c.answerLocked(&req, err, okCode)
+		return nil, err
+	}
+	s.publishLocked(&req, evs)
+	if f.ApplyThenTimeout {
+		terr := NewTimeoutError()
+		s.observeLocked(Observation{Kind: ObsFault, Request: &req, Fault: faultName(f, "apply-then-timeout"),
+			Resource: req.Resource, Namespace: req.Namespace, Name: req.Name})
+		c.answerLocked(&req, terr, okCode)
+		return nil, terr
+	}
+	c.answerLocked(&req, nil, okCode)
+	return obj, nil
+}
+
+func (c *Client) request(verb string, gvr schema.GroupVersionResource, sub, ns, name string) RequestInfo {
+	return RequestInfo{Client: c.name, Verb: verb, Resource: gvr, Subresource: sub, Namespace: ns, Name: name}
+}
+
+func objectName(obj runtime.Object) string {
+	if obj == nil {
+		return ""
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return ""
+	}
+	if m.GetName() == "" {
+		return m.GetGenerateName()
+	}
+	return m.GetName()
+}
+
+func badObject(verb string, gvr schema.GroupVersionResource) error {
+	return apierrors.NewBadRequest(fmt.Sprintf("%s %s: the request has no object; pass a typed object or *unstructured.Unstructured", verb, gvr.String()))
+}
+
+// Create creates obj (typed or *unstructured.Unstructured) in namespace ns.
+func (c *Client) Create(ctx context.Context, gvr schema.GroupVersionResource, ns string, obj runtime.Object, opts metav1.CreateOptions) (runtime.Object, error) {
+	req := c.request("create", gvr, "", ns, objectName(obj))
+	return c.write(ctx, req, http.StatusCreated, func(st *store.Store) (runtime.Object, []store.Event, error) {
+		if obj == nil {
+			return nil, nil, badObject("create", gvr)
+		}
+		obj, err := c.s.typedInput(gvr, obj)
+		if err != nil {
+			return nil, nil, err
+		}
+		return st.Create(gvr, ns, obj, opts)
+	})
+}
+
+// Get reads one object.
+func (c *Client) Get(ctx context.Context, gvr schema.GroupVersionResource, ns, name string, opts metav1.GetOptions) (runtime.Object, error) {
+	if ctx != nil && ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	req := c.request("get", gvr, "", ns, name)
+	req.ResourceVersion = opts.ResourceVersion
+	s := c.s
+	f := s.hooks.BeforeRequest(req)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f.Err != nil {
+		return nil, c.failLocked(&req, f)
+	}
+	obj, err := s.st.Get(gvr, ns, name, opts)
+	c.answerLocked(&req, err, http.StatusOK)
+	if err != nil {
+		return nil, err
+	}
+	return obj, nil
+}
+
+// List lists objects, honouring every ListOptions field.
+func (c *Client) List(ctx context.Context, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (runtime.Object, error) {
+	if ctx != nil && ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	req := c.request("list", gvr, "", ns, "")
+	req.ResourceVersion = opts.ResourceVersion
+	req.ResourceVersionMatch = string(opts.ResourceVersionMatch)
+	s := c.s
+	f := s.hooks.BeforeRequest(req)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f.Err != nil {
+		return nil, c.failLocked(&req, f)
+	}
+	obj, info, err := s.st.List(gvr, ns, opts, f.ReplicaLag)
+	if err != nil {
+		c.answerLocked(&req, err, http.StatusOK)
+		return nil, err
+	}
+	if info.Lag > 0 {
+		s.observeLocked(Observation{Kind: ObsFault, Request: &req, Fault: faultName(f, "stale-replica"),
+			Resource: gvr, Namespace: ns, RV: info.RV, Lag: info.Lag})
+	}
+	s.observeLocked(Observation{Kind: ObsList, Request: &req, Resource: gvr, Namespace: ns,
+		RV: info.RV, Lag: info.Lag, Count: info.Count})
+	c.answerLocked(&req, nil, http.StatusOK)
+	return obj, nil
+}
+
+// Update replaces an object; a stale resourceVersion gets 409 Conflict.
+func (c *Client) Update(ctx context.Context, gvr schema.GroupVersionResource, ns string, obj runtime.Object, opts metav1.UpdateOptions) (runtime.Object, error) {
+	return c.update(ctx, gvr, ns, obj, opts, "")
+}
+
+// UpdateStatus replaces an object's status.
+func (c *Client) UpdateStatus(ctx context.Context, gvr schema.GroupVersionResource, ns string, obj runtime.Object, opts metav1.UpdateOptions) (runtime.Object, error) {
+	return c.update(ctx, gvr, ns, obj, opts, "status")
+}
+
+func (c *Client) update(ctx context.Context, gvr schema.GroupVersionResource, ns string, obj runtime.Object, opts metav1.UpdateOptions, sub string) (runtime.Object, error) {
+	req := c.request("update", gvr, sub, ns, objectName(obj))
+	return c.write(ctx, req, http.StatusOK, func(st *store.Store) (runtime.Object, []store.Event, error) {
+		if obj == nil {
+			return nil, nil, badObject("update", gvr)
+		}
+		obj, err := c.s.typedInput(gvr, obj)
+		if err != nil {
+			return nil, nil, err
+		}
+		return st.Update(gvr, ns, obj, opts, sub)
+	})
+}
+
+// Patch patches an object (JSON merge, JSON patch, strategic merge for
+// built-ins).
+func (c *Client) Patch(ctx context.Context, gvr schema.GroupVersionResource, ns, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (runtime.Object, error) {
+	sub := strings.Join(subresources, "/")
+	req := c.request("patch", gvr, sub, ns, name)
+	return c.write(ctx, req, http.StatusOK, func(st *store.Store) (runtime.Object, []store.Event, error) {
+		return st.Patch(gvr, ns, name, pt, data, opts, sub)
+	})
+}
+
+// Delete deletes an object, honouring preconditions and propagation policy.
+func (c *Client) Delete(ctx context.Context, gvr schema.GroupVersionResource, ns, name string, opts metav1.DeleteOptions) error {
+	_, err := c.DeleteWithResult(ctx, gvr, ns, name, opts)
+	return err
+}
+
+// DeleteWithResult is Delete returning what the server answers: the object
+// marked for deletion (it has finalizers) or its last state.
+func (c *Client) DeleteWithResult(ctx context.Context, gvr schema.GroupVersionResource, ns, name string, opts metav1.DeleteOptions) (runtime.Object, error) {
+	req := c.request("delete", gvr, "", ns, name)
+	return c.write(ctx, req, http.StatusOK, func(st *store.Store) (runtime.Object, []store.Event, error) {
+		return st.Delete(gvr, ns, name, opts)
+	})
+}
+
+// DeleteCollection deletes every object matching opts.
+func (c *Client) DeleteCollection(ctx context.Context, gvr schema.GroupVersionResource, ns string, opts metav1.DeleteOptions, listOpts metav1.ListOptions) error {
+	req := c.request("deletecollection", gvr, "", ns, "")
+	_, err := c.write(ctx, req, http.StatusOK, func(st *store.Store) (runtime.Object, []store.Event, error) {
+		evs, err := st.DeleteCollection(gvr, ns, opts, listOpts)
+		return nil, evs, err
+	})
+	return err
+}
+
+// Watch opens a watch, honouring every ListOptions field, WatchList included:
+// resourceVersion and resourceVersionMatch, sendInitialEvents (synthetic
+// ADDED events, then the k8s.io/initial-events-end bookmark),
+// allowWatchBookmarks (a bookmark at the latest revision every
+// Options.BookmarkInterval), label and field selectors, and timeoutSeconds
+// (the watch then closes cleanly). The watch also ends when ctx ends.
+//
+// The result channel is unbuffered and fed by one goroutine per watch from
+// an unbounded queue: a slow consumer never blocks writers.
+func (c *Client) Watch(ctx context.Context, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (watch.Interface, error) {
+	return c.watch(ctx, gvr, ns, opts, false)
+}
+
+// watch opens a watch; asUnstructured delivers every object as
+// *unstructured.Unstructured (for dynamic clients).
+func (c *Client) watch(ctx context.Context, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions, asUnstructured bool) (watch.Interface, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	req := c.request("watch", gvr, "", ns, "")
+	req.ResourceVersion = opts.ResourceVersion
+	req.ResourceVersionMatch = string(opts.ResourceVersionMatch)
+	req.SendInitialEvents = opts.SendInitialEvents != nil && *opts.SendInitialEvents
+	s := c.s
+	f := s.hooks.BeforeRequest(req)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f.Err != nil {
+		return nil, c.failLocked(&req, f)
+	}
+	if opts.TimeoutSeconds != nil && *opts.TimeoutSeconds < 0 {
+		err := apierrors.NewBadRequest(fmt.Sprintf("timeoutSeconds must not be negative, got %d", *opts.TimeoutSeconds))
+		c.answerLocked(&req, err, http.StatusOK)
+		return nil, err
+	}
+	match, err := s.st.MatcherNS(gvr, ns, opts)
+	if err != nil {
+		c.answerLocked(&req, err, http.StatusOK)
+		return nil, err
+	}
+	initial, startRV, err := s.st.WatchStart(gvr, ns, opts, f.ReplicaLag)
+	if err != nil {
+		c.answerLocked(&req, err, http.StatusOK)
+		return nil, err
+	}
+	s.nextID++
+	info := WatcherInfo{
+		ID:        s.nextID,
+		Client:    c.name,
+		Resource:  gvr,
+		Namespace: ns,
+		StartRV:   opts.ResourceVersion,
+		WatchList: req.SendInitialEvents,
+	}
+	var timeout time.Duration
+	if opts.TimeoutSeconds != nil {
+		timeout = time.Duration(*opts.TimeoutSeconds) * time.Second
+	}
+	w := newWatcher(s, ctx, info, match, timeout, opts.AllowWatchBookmarks)
+	if asUnstructured {
+		if r, ok := s.st.Resource(gvr); ok {
+			gvk := gvr.GroupVersion().WithKind(r.Kind)
+			w.convert = func(obj runtime.Object) runtime.Object { return toUnstructured(obj, gvk) }
+		}
+	}
+	w.lastQueuedRV = startRV
+	s.watchers = append(s.watchers, w)
+	c.answerLocked(&req, nil, http.StatusOK)
+	wi := info
+	s.observeLocked(Observation{Kind: ObsWatchOpen, Request: &req, Watcher: &wi, Resource: gvr, Namespace: ns, RV: startRV})
+	if lag := s.st.RV() - startRV; f.ReplicaLag > 0 && lag > 0 && opts.ResourceVersion == "0" {
+		s.observeLocked(Observation{Kind: ObsFault, Request: &req, Watcher: &wi, Fault: faultName(f, "stale-replica"),
+			Resource: gvr, Namespace: ns, RV: startRV, Lag: lag})
+	}
+	for i := range initial {
+		s.sendLocked(w, &initial[i], eventInfo(&initial[i]))
+	}
+	go w.run()
+	return w, nil
+}

@@ -1,0 +1,308 @@
+package fakeapi
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	fakedynamic "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	clienttesting "k8s.io/client-go/testing"
+)
+
+// Clientset is client-go's fake Clientset whose every action (get, list,
+// watch, create, update, patch, delete, deletecollection, with the status
+// subresource and all options) is served by a cachelab Client, so its users
+// get real resourceVersions, UIDs, conflicts, 410s, selectors and
+// WatchList. Actions are still recorded (Actions()) and user reactors
+// prepended after construction still run first.
+//
+// Unlike fake.Clientset it reports WatchList support, so informers built from
+// it (informers.NewSharedInformerFactory) use WatchList when client-go's
+// WatchListClient gate is on.
+type Clientset struct {
+	*fake.Clientset
+	client  *Client
+	tracker *ObjectTracker
+}
+
+var _ kubernetes.Interface = (*Clientset)(nil)
+
+// IsWatchListSemanticsUnSupported reports false: the server implements
+// WatchList (see k8s.io/client-go/util/watchlist).
+func (cs *Clientset) IsWatchListSemanticsUnSupported() bool { return false }
+
+// Tracker returns the ObjectTracker backed by the same Client.
+func (cs *Clientset) Tracker() clienttesting.ObjectTracker { return cs.tracker }
+
+// Client returns the cachelab Client serving the clientset.
+func (cs *Clientset) Client() *Client { return cs.client }
+
+// Server returns the server behind the clientset.
+func (cs *Clientset) Server() *Server { return cs.client.s }
+
+// NewClientset is the one-line replacement for fake.NewClientset: a
+// Clientset on a new Server (default options) holding objects, added as the
+// fake's tracker adds them (namespaces are created as needed). It panics, as
+// fake.NewClientset does, if an object cannot be added.
+func NewClientset(objects ...runtime.Object) *Clientset {
+	cs := NewServer(Options{}).Client("clientset").FakeClientset()
+	for _, obj := range objects {
+		if err := cs.tracker.Add(obj); err != nil {
+			panic(fmt.Sprintf("fakeapi.NewClientset: %v", err))
+		}
+	}
+	return cs
+}
+
+// Clientset returns a typed clientset (client-go's fake.Clientset) whose
+// reactors send every action to this client, so its users get real
+// resourceVersions, conflicts, 410s and WatchList.
+func (c *Client) Clientset() kubernetes.Interface { return c.FakeClientset() }
+
+// FakeClientset is Clientset with its concrete type, for users who need
+// the fake's methods (Actions, PrependReactor, Tracker).
+func (c *Client) FakeClientset() *Clientset {
+	f := fake.NewSimpleClientset()
+	f.PrependReactor("*", "*", c.react(false))
+	f.PrependWatchReactor("*", c.reactWatch(false))
+	return &Clientset{Clientset: f, client: c, tracker: c.ObjectTracker()}
+}
+
+// Dynamic returns a dynamic client (client-go's dynamic fake) sending every
+// action to this client. Objects are *unstructured.Unstructured, watches
+// included. Every resource served when Dynamic is called can be listed;
+// register CRDs before calling it.
+func (c *Client) Dynamic() dynamic.Interface {
+	sch := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(sch)
+	kinds := map[schema.GroupVersionResource]string{}
+	for _, r := range c.s.Resources() {
+		kinds[r.GVR] = r.ListKind
+	}
+	d := fakedynamic.NewSimpleDynamicClientWithCustomListKinds(sch, kinds)
+	d.PrependReactor("*", "*", c.react(true))
+	d.PrependWatchReactor("*", c.reactWatch(true))
+	return d
+}
+
+// react returns a reaction that serves a fake client's actions.
+func (c *Client) react(unstructuredWatch bool) clienttesting.ReactionFunc {
+	return func(action clienttesting.Action) (bool, runtime.Object, error) {
+		ctx := context.Background()
+		gvr, ns := action.GetResource(), action.GetNamespace()
+		sub := action.GetSubresource()
+		switch a := action.(type) {
+		case clienttesting.GetActionImpl:
+			if sub != "" && sub != "status" {
+				return true, nil, unsupportedSubresource(a.Verb, gvr, sub)
+			}
+			obj, err := c.Get(ctx, gvr, ns, a.Name, a.GetOptions)
+			return true, obj, err
+		case clienttesting.ListActionImpl:
+			obj, err := c.List(ctx, gvr, ns, a.ListOptions)
+			return true, obj, err
+		case clienttesting.CreateActionImpl:
+			if sub != "" {
+				return true, nil, unsupportedSubresource(a.Verb, gvr, sub)
+			}
+			obj, err := c.Create(ctx, gvr, ns, a.Object, a.CreateOptions)
+			return true, obj, err
+		case clienttesting.UpdateActionImpl:
+			switch sub {
+			case "":
+				obj, err := c.Update(ctx, gvr, ns, a.Object, a.UpdateOptions)
+				return true, obj, err
+			case "status":
+				obj, err := c.UpdateStatus(ctx, gvr, ns, a.Object, a.UpdateOptions)
+				return true, obj, err
+			}
+			return true, nil, unsupportedSubresource(a.Verb, gvr, sub)
+		case clienttesting.PatchActionImpl:
+			if a.PatchType == types.ApplyPatchType {
+				return true, nil, apierrors.NewMethodNotSupported(gvr.GroupResource(), "apply (server-side apply is not served by cachelab's fake API server; use create, update or patch)")
+			}
+			if sub != "" && sub != "status" {
+				return true, nil, unsupportedSubresource(a.Verb, gvr, sub)
+			}
+			var subs []string
+			if sub != "" {
+				subs = []string{sub}
+			}
+			obj, err := c.Patch(ctx, gvr, ns, a.Name, a.PatchType, a.Patch, a.PatchOptions, subs...)
+			return true, obj, err
+		case clienttesting.DeleteActionImpl:
+			if sub != "" {
+				return true, nil, unsupportedSubresource(a.Verb, gvr, sub)
+			}
+			obj, err := c.DeleteWithResult(ctx, gvr, ns, a.Name, a.DeleteOptions)
+			return true, obj, err
+		case clienttesting.DeleteCollectionActionImpl:
+			return true, nil, c.DeleteCollection(ctx, gvr, ns, a.DeleteOptions, a.ListOptions)
+		}
+		return true, nil, apierrors.NewMethodNotSupported(gvr.GroupResource(), action.GetVerb())
+	}
+}
+
+func unsupportedSubresource(verb string, gvr schema.GroupVersionResource, sub string) error {
+	return apierrors.NewNotFound(gvr.GroupResource(), fmt.Sprintf("%s (subresource %q is not served for %s; served: status)", verb, sub, gvr.Resource))
+}
+
+// reactWatch returns a watch reaction that opens watches on this client.
+func (c *Client) reactWatch(asUnstructured bool) clienttesting.WatchReactionFunc {
+	return func(action clienttesting.Action) (bool, watch.Interface, error) {
+		var opts metav1.ListOptions
+		if a, ok := action.(clienttesting.WatchActionImpl); ok {
+			opts = a.ListOptions
+		}
+		w, err := c.watch(context.Background(), action.GetResource(), action.GetNamespace(), opts, asUnstructured)
+		if err != nil {
+			return true, nil, err
+		}
+		return true, w, nil
+	}
+}
+
+// ObjectTracker is a k8s.io/client-go/testing ObjectTracker served by a
+// cachelab Client: hand it to testing.ObjectReaction, or use
+// Clientset.Tracker(), to give a fake client real resourceVersions, 410s and
+// WatchList.
+type ObjectTracker struct {
+	c *Client
+}
+
+var _ clienttesting.ObjectTracker = (*ObjectTracker)(nil)
+
+// ObjectTracker returns an ObjectTracker served by this client.
+func (c *Client) ObjectTracker() *ObjectTracker { return &ObjectTracker{c: c} }
+
+// Add adds obj (or each item of a list), creating its namespace if needed,
+// and replaces an existing object of the same name, as the fake's tracker
+// does.
+func (t *ObjectTracker) Add(obj runtime.Object) error {
+	if meta.IsListType(obj) {
+		items, err := meta.ExtractList(obj)
+		if err != nil {
+			return err
+		}
+		for _, item := range items {
+			if err := t.Add(item); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	gvr, namespaced, err := t.c.s.resourceFor(obj)
+	if err != nil {
+		return err
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("cannot add %T: %v", obj, err))
+	}
+	ctx := context.Background()
+	ns := m.GetNamespace()
+	if namespaced {
+		if ns == "" {
+			ns = metav1.NamespaceDefault
+		}
+		nsGVR := schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+		if _, err := t.c.Get(ctx, nsGVR, "", ns, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+			if _, err := t.c.Create(ctx, nsGVR, "", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+				return err
+			}
+		}
+	}
+	obj = obj.DeepCopyObject()
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetResourceVersion("")
+	}
+	_, err = t.c.Create(ctx, gvr, ns, obj, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		_, err = t.c.Update(ctx, gvr, ns, obj, metav1.UpdateOptions{})
+	}
+	return err
+}
+
+// Get retrieves an object.
+func (t *ObjectTracker) Get(gvr schema.GroupVersionResource, ns, name string, opts ...metav1.GetOptions) (runtime.Object, error) {
+	var o metav1.GetOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	return t.c.Get(context.Background(), gvr, ns, name, o)
+}
+
+// Create creates obj in namespace ns.
+func (t *ObjectTracker) Create(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.CreateOptions) error {
+	var o metav1.CreateOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	_, err := t.c.Create(context.Background(), gvr, ns, obj, o)
+	return err
+}
+
+// Update replaces obj in namespace ns.
+func (t *ObjectTracker) Update(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.UpdateOptions) error {
+	var o metav1.UpdateOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	_, err := t.c.Update(context.Background(), gvr, ns, obj, o)
+	return err
+}
+
+// Patch stores obj, the result of a patch applied by the caller (that is
+// how testing.ObjectReaction uses a tracker), as an update.
+func (t *ObjectTracker) Patch(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.PatchOptions) error {
+	var o metav1.UpdateOptions
+	if len(opts) > 0 {
+		o = metav1.UpdateOptions{DryRun: opts[0].DryRun, FieldManager: opts[0].FieldManager}
+	}
+	_, err := t.c.Update(context.Background(), gvr, ns, obj, o)
+	return err
+}
+
+// Apply is not served: server-side apply is outside cachelab's server.
+func (t *ObjectTracker) Apply(gvr schema.GroupVersionResource, applyConfiguration runtime.Object, ns string, opts ...metav1.PatchOptions) error {
+	return apierrors.NewMethodNotSupported(gvr.GroupResource(), "apply (server-side apply is not served by cachelab's fake API server; use create, update or patch)")
+}
+
+// List lists objects of gvr in ns.
+func (t *ObjectTracker) List(gvr schema.GroupVersionResource, gvk schema.GroupVersionKind, ns string, opts ...metav1.ListOptions) (runtime.Object, error) {
+	var o metav1.ListOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	return t.c.List(context.Background(), gvr, ns, o)
+}
+
+// Delete deletes an object. Unlike the fake's tracker (and like a real
+// server) deleting a missing object is 404 NotFound.
+func (t *ObjectTracker) Delete(gvr schema.GroupVersionResource, ns, name string, opts ...metav1.DeleteOptions) error {
+	var o metav1.DeleteOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	return t.c.Delete(context.Background(), gvr, ns, name, o)
+}
+
+// Watch opens a watch with every ListOptions field honoured.
+func (t *ObjectTracker) Watch(gvr schema.GroupVersionResource, ns string, opts ...metav1.ListOptions) (watch.Interface, error) {
+	var o metav1.ListOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	return t.c.Watch(context.Background(), gvr, ns, o)
+}

@@ -1,0 +1,254 @@
+package fakeapi
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/clock"
+
+	"github.com/cachelab/cachelab/fakeapi/store"
+)
+
+// Close reasons reported in ObsWatchClose observations (Observation.Reason).
+const (
+	// CloseStopped: the client called Stop.
+	CloseStopped = "stopped"
+	// CloseContext: the context of the watch request ended.
+	CloseContext = "context canceled"
+	// CloseTimeout: the watch's timeoutSeconds elapsed.
+	CloseTimeout = "timeout"
+	// CloseClean: Server.CloseWatch ended the watch cleanly.
+	CloseClean = "closed"
+	// CloseBroken: Server.CloseWatch broke the watch abruptly.
+	CloseBroken = "broken"
+	// CloseExpired: Server.ExpireWatch sent a 410 and closed the watch.
+	CloseExpired = "expired"
+	// CloseServer: Server.Close ended every watch.
+	CloseServer = "server closed"
+)
+
+// queuedEvent is one event waiting in a watcher's queue.
+type queuedEvent struct {
+	// ev holds the store's shared object; it is deep-copied on delivery.
+	ev     watch.Event
+	info   EventInfo
+	sentAt time.Time
+}
+
+// closeRequest asks a delivery goroutine to end the watch, after sending
+// errEvent if it is set.
+type closeRequest struct {
+	reason   string
+	errEvent *watch.Event
+}
+
+// watcher is one open watch: an unbounded queue filled by the server under
+// its lock, drained in order by one delivery goroutine (run) that holds each
+// event for the hook's delay and sends it on result.
+type watcher struct {
+	s       *Server
+	info    WatcherInfo
+	match   func(store.Event) bool
+	ctx     context.Context
+	timeout time.Duration
+	// bookmarks is true when the client asked for periodic bookmarks.
+	bookmarks bool
+	// convert turns a stored (shared) object into the one delivered.
+	convert func(runtime.Object) runtime.Object
+	// lastQueuedRV is the RV of the last event queued (guarded by s.mu).
+	lastQueuedRV int64
+
+	mu      sync.Mutex
+	queue   []queuedEvent
+	closing *closeRequest
+
+	wake     chan struct{} // capacity 1: "the queue or closing changed"
+	stopCh   chan struct{} // closed by Stop
+	stopOnce sync.Once
+	result   chan watch.Event
+}
+
+var _ watch.Interface = (*watcher)(nil)
+
+func newWatcher(s *Server, ctx context.Context, info WatcherInfo, match func(store.Event) bool, timeout time.Duration, bookmarks bool) *watcher {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return &watcher{
+		s:         s,
+		info:      info,
+		match:     match,
+		ctx:       ctx,
+		timeout:   timeout,
+		bookmarks: bookmarks,
+		wake:      make(chan struct{}, 1),
+		stopCh:    make(chan struct{}),
+		result:    make(chan watch.Event),
+		convert:   func(obj runtime.Object) runtime.Object { return obj.DeepCopyObject() },
+	}
+}
+
+// Stop ends the watch; the result channel closes soon after. It is safe to
+// call more than once and from any goroutine.
+func (w *watcher) Stop() {
+	w.stopOnce.Do(func() { close(w.stopCh) })
+}
+
+// ResultChan returns the channel events are delivered on.
+func (w *watcher) ResultChan() <-chan watch.Event { return w.result }
+
+// enqueue appends ev unless the watch is closing; it never blocks.
+func (w *watcher) enqueue(ev queuedEvent) bool {
+	w.mu.Lock()
+	if w.closing != nil {
+		w.mu.Unlock()
+		return false
+	}
+	w.queue = append(w.queue, ev)
+	w.mu.Unlock()
+	if ev.info.RV > w.lastQueuedRV {
+		w.lastQueuedRV = ev.info.RV
+	}
+	w.signal()
+	return true
+}
+
+// terminate asks the delivery goroutine to end the watch.
+func (w *watcher) terminate(req closeRequest) {
+	w.mu.Lock()
+	if w.closing == nil {
+		w.closing = &req
+	}
+	w.mu.Unlock()
+	w.signal()
+}
+
+func (w *watcher) signal() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run delivers queued events in order until the watch ends, then closes the
+// result channel. Each event is held until
+// max(previous delivery time, sent time + Hooks.EventDelay), so a delay never
+// reorders one stream.
+func (w *watcher) run() {
+	reason := CloseStopped
+	defer func() {
+		w.s.watchEnded(w, reason)
+		close(w.result)
+	}()
+	clk := w.s.clock
+	var tickC <-chan time.Time
+	if w.bookmarks {
+		t := clk.NewTicker(w.s.bookmarkInterval)
+		defer t.Stop()
+		tickC = t.C()
+	}
+	var timeoutC <-chan time.Time
+	if w.timeout > 0 {
+		t := clk.NewTimer(w.timeout)
+		defer t.Stop()
+		timeoutC = t.C()
+	}
+
+	var (
+		lastDeliverAt time.Time
+		// State of the queue's head, reset when it is delivered.
+		headPlanned bool
+		headAt      time.Time
+		headReady   bool
+		headTimer   clock.Timer
+		headEvent   watch.Event
+	)
+	stopHeadTimer := func() {
+		if headTimer != nil {
+			headTimer.Stop()
+			headTimer = nil
+		}
+	}
+	defer stopHeadTimer()
+
+	for {
+		w.mu.Lock()
+		closing := w.closing
+		var head queuedEvent
+		hasHead := len(w.queue) > 0
+		if hasHead {
+			head = w.queue[0]
+		}
+		w.mu.Unlock()
+
+		if closing != nil {
+			reason = closing.reason
+			if closing.errEvent != nil {
+				select {
+				case w.result <- *closing.errEvent:
+				case <-w.stopCh:
+				case <-w.ctx.Done():
+				}
+			}
+			return
+		}
+
+		var timerC <-chan time.Time
+		var sendC chan<- watch.Event
+		if hasHead {
+			if !headPlanned {
+				headPlanned = true
+				d := w.s.hooks.EventDelay(w.info, head.info)
+				headAt = head.sentAt.Add(d)
+				if headAt.Before(lastDeliverAt) {
+					headAt = lastDeliverAt
+				}
+				if wait := headAt.Sub(clk.Now()); wait > 0 {
+					headTimer = clk.NewTimer(wait)
+				} else {
+					headReady = true
+				}
+			}
+			if headReady {
+				if headEvent.Object == nil {
+					headEvent = watch.Event{Type: head.ev.Type, Object: w.convert(head.ev.Object)}
+				}
+				sendC = w.result
+			} else {
+				timerC = headTimer.C()
+			}
+		}
+
+		select {
+		case <-w.wake:
+		case <-timerC:
+			stopHeadTimer()
+			headReady = true
+		case sendC <- headEvent:
+			w.mu.Lock()
+			w.queue[0] = queuedEvent{}
+			w.queue = w.queue[1:]
+			if len(w.queue) == 0 {
+				w.queue = nil
+			}
+			w.mu.Unlock()
+			lastDeliverAt = headAt
+			headPlanned, headReady, headEvent = false, false, watch.Event{}
+			w.s.delivered(w, head.info)
+		case <-tickC:
+			w.s.sendBookmark(w)
+		case <-timeoutC:
+			reason = CloseTimeout
+			return
+		case <-w.stopCh:
+			reason = CloseStopped
+			return
+		case <-w.ctx.Done():
+			reason = CloseContext
+			return
+		}
+	}
+}
