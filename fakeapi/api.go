@@ -115,3 +115,28 @@ type EventInfo struct {
 	// initial-events-end bookmark.
 	InitialEvent bool
 }
+
+// HookFuncs is a Hooks made of optional functions; a nil function injects no
+// fault.
+type HookFuncs struct {
+	// Before decides the fate of a request (Hooks.BeforeRequest).
+	Before func(RequestInfo) RequestFault
+	// Delay holds a watch event (Hooks.EventDelay).
+	Delay func(WatcherInfo, EventInfo) time.Duration
+}
+
+// BeforeRequest calls Before, if set.
+func (h HookFuncs) BeforeRequest(req RequestInfo) RequestFault {
+	if h.Before == nil {
+		return RequestFault{}
+	}
+	return h.Before(req)
+}
+
+// EventDelay calls Delay, if set.
+func (h HookFuncs) EventDelay(w WatcherInfo, ev EventInfo) time.Duration {
+	if h.Delay == nil {
+		return 0
+	}
+	return h.Delay(w, ev)
+}

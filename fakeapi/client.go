@@ -291,7 +291,7 @@ func (c *Client) watch(ctx context.Context, gvr schema.GroupVersionResource, ns 
 		c.answerLocked(&req, err, http.StatusOK)
 		return nil, err
 	}
-	match, err := s.st.MatcherNS(gvr, ns, opts)
+	filter, err := s.st.Filter(gvr, ns, opts)
 	if err != nil {
 		c.answerLocked(&req, err, http.StatusOK)
 		return nil, err
@@ -314,7 +314,7 @@ func (c *Client) watch(ctx context.Context, gvr schema.GroupVersionResource, ns 
 	if opts.TimeoutSeconds != nil {
 		timeout = time.Duration(*opts.TimeoutSeconds) * time.Second
 	}
-	w := newWatcher(s, ctx, info, match, timeout, opts.AllowWatchBookmarks)
+	w := newWatcher(s, ctx, info, filter, timeout, opts.AllowWatchBookmarks)
 	if asUnstructured {
 		if r, ok := s.st.Resource(gvr); ok {
 			gvk := gvr.GroupVersion().WithKind(r.Kind)

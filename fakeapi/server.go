@@ -388,10 +388,18 @@ func (s *Server) publishLocked(req *RequestInfo, evs []store.Event) {
 			s.observeLocked(o)
 		}
 		for _, w := range s.watchers {
-			if w.info.Resource != ev.GVR || !w.match(*ev) {
+			if w.info.Resource != ev.GVR {
 				continue
 			}
-			s.sendLocked(w, ev, info)
+			seen, ok := w.filter(*ev)
+			if !ok {
+				continue
+			}
+			if seen.Type == ev.Type && seen.Object == ev.Object {
+				s.sendLocked(w, &seen, info)
+			} else {
+				s.sendLocked(w, &seen, eventInfo(&seen))
+			}
 		}
 	}
 }
@@ -533,3 +541,9 @@ func toUnstructured(obj runtime.Object, gvk schema.GroupVersionKind) runtime.Obj
 	u.SetGroupVersionKind(gvk)
 	return u
 }
+
+// ObserverFunc adapts a function to Observer.
+type ObserverFunc func(Observation)
+
+// Observe calls f(o).
+func (f ObserverFunc) Observe(o Observation) { f(o) }

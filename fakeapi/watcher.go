@@ -49,9 +49,10 @@ type closeRequest struct {
 // its lock, drained in order by one delivery goroutine (run) that holds each
 // event for the hook's delay and sends it on result.
 type watcher struct {
-	s       *Server
-	info    WatcherInfo
-	match   func(store.Event) bool
+	s    *Server
+	info WatcherInfo
+	// filter is what the watch sees of a live event (store.Filter).
+	filter  func(store.Event) (store.Event, bool)
 	ctx     context.Context
 	timeout time.Duration
 	// bookmarks is true when the client asked for periodic bookmarks.
@@ -73,14 +74,14 @@ type watcher struct {
 
 var _ watch.Interface = (*watcher)(nil)
 
-func newWatcher(s *Server, ctx context.Context, info WatcherInfo, match func(store.Event) bool, timeout time.Duration, bookmarks bool) *watcher {
+func newWatcher(s *Server, ctx context.Context, info WatcherInfo, filter func(store.Event) (store.Event, bool), timeout time.Duration, bookmarks bool) *watcher {
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	return &watcher{
 		s:         s,
 		info:      info,
-		match:     match,
+		filter:    filter,
 		ctx:       ctx,
 		timeout:   timeout,
 		bookmarks: bookmarks,
