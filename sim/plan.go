@@ -33,6 +33,20 @@ type Plan struct {
 	// Deadline is the virtual time after which the run stops even if not
 	// quiet. Optional; default 5m.
 	Deadline Duration `json:"deadline,omitempty"`
+	// Quiet is how long nothing but bookmarks must happen for the run to be
+	// quiet (after the timeline, and for wait-quiet steps). Optional;
+	// default 10s.
+	Quiet Duration `json:"quiet,omitempty"`
+	// Kubelet, when set, runs the "kubelet" actor: an informer on Pods that
+	// moves every Pod to phase Running with condition Ready after a delay.
+	Kubelet *Kubelet `json:"kubelet,omitempty"`
+}
+
+// Kubelet configures the pod-readiness actor.
+type Kubelet struct {
+	// ReadyAfter is how long after the kubelet first sees a Pod it sets
+	// status.phase=Running and the Ready condition (through UpdateStatus).
+	ReadyAfter Duration `json:"readyAfter,omitempty"`
 }
 
 // Step is one thing that happens at a virtual time.
@@ -98,6 +112,11 @@ type FaultPolicy struct {
 	// ContractBreaking faults are never drawn unless set here; they are
 	// labelled contract-breaking in the trace.
 	ContractBreaking ContractBreaking `json:"contractBreaking"`
+	// Until is the virtual time after which no random fault is drawn any
+	// more (latency and stale replicas stay), so the system can settle.
+	// Optional; default: the time of the last step. Timeline fault steps
+	// are not affected.
+	Until Duration `json:"until,omitempty"`
 }
 
 // ContractBreaking are faults that break the API's promises.

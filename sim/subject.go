@@ -80,7 +80,7 @@ type SubjectInfo struct {
 	// Resources are the custom resources the subject needs the server to
 	// serve (registered before the run starts).
 	CRDs []CRD
-	New SubjectFactory
+	New  SubjectFactory
 }
 
 // CRD is a custom resource a subject needs served.
@@ -93,4 +93,22 @@ type CRD struct {
 	// Validate, optional, returns a reason per invalid field of the object
 	// (its JSON); the server answers 422 Invalid.
 	Validate func(obj map[string]any) []string
+}
+
+// CacheSnapshotter is implemented by subjects that expose caches (informer
+// stores, a hand-made map). At the end of a run, once quiet and before the
+// subject is stopped, the sim records one RecCache record per snapshot
+// (Handler = the cache's name), for comparison with RecFinal.
+type CacheSnapshotter interface {
+	// SnapshotCaches returns one snapshot per cache. Use ObjectStateOf to
+	// describe objects.
+	SnapshotCaches() []CacheSnapshot
+}
+
+// CacheSnapshot is the content of one cache.
+type CacheSnapshot struct {
+	// Name names the cache ("pods informer", "naive map").
+	Name string
+	// Objects are the cached objects, in any order (the sim sorts them).
+	Objects []ObjectState
 }

@@ -40,14 +40,21 @@ const (
 	RecWatchClose RecordKind = "watch-close" // Actor, Watcher, Reason
 	RecSent       RecordKind = "sent"        // Actor, Watcher, EventType, Resource, Namespace, Name, UID, RV, Initial
 	RecDelivered  RecordKind = "delivered"   // same fields as RecSent
-	RecFault      RecordKind = "fault"       // Fault, Detail, ContractBreaking, and the target's fields
+	RecFault      RecordKind = "fault"       // Actor "faults", Fault, Detail, ContractBreaking, Target (client), and the target's fields (Watcher; Verb, Resource, Namespace, Name, Code)
 	RecCompact    RecordKind = "compact"     // RV
 
 	// Subject side (recorded by subjects through Recorder).
-	RecHandler   RecordKind = "handler"   // Actor, Handler, EventType (ADDED/MODIFIED/DELETED), Resource, Namespace, Name, UID, RV, OldUID, OldRV, Initial, Tombstone
-	RecSignal    RecordKind = "signal"    // Actor, Signal, Value
-	RecQueue     RecordKind = "queue"     // Actor, Op (add/get/done/forget/requeue), Key
-	RecReconcile RecordKind = "reconcile" // Actor, Key, Result ("ok" or the error), Detail
+	RecHandler RecordKind = "handler" // Actor, Handler, EventType (ADDED/MODIFIED/DELETED), Resource, Namespace, Name, UID, RV, OldUID, OldRV, Initial, Tombstone
+	RecSignal  RecordKind = "signal"  // Actor, Signal, Value
+	RecQueue   RecordKind = "queue"   // Actor, Op (add/get/done/forget/requeue), Key
+	// RecReconcile: a subject records Op "start" when a reconcile begins
+	// (before it reads or writes anything) and Op "end" with Result when it
+	// returns. A crash step with MidReconcile fires at the first "start"
+	// after the step's time; the reconciling goroutine is frozen inside
+	// Recorder.Record and never returns before the run ends, as if the
+	// process died there. Subjects must not hold locks other goroutines
+	// need to stop while recording "start".
+	RecReconcile RecordKind = "reconcile" // Actor, Op ("start"/"end"), Key, Result ("ok" or the error, on "end"), Detail
 	RecCache     RecordKind = "cache"     // Actor, Handler (cache name), Objects: a snapshot of one cache
 	RecNote      RecordKind = "note"      // Actor, Detail: anything else worth showing
 
@@ -109,6 +116,8 @@ type Record struct {
 
 	Fault            string `json:"fault,omitempty"`
 	ContractBreaking bool   `json:"contractBreaking,omitempty"`
+	// Target is the client a fault hits (fault records).
+	Target string `json:"target,omitempty"`
 
 	// Objects is a snapshot of a cache or of the server: one entry per object.
 	Objects []ObjectState `json:"objects,omitempty"`

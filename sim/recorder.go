@@ -1,0 +1,414 @@
+package sim
+
+import (
+	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/cachelab/cachelab/fakeapi"
+)
+
+// recorder builds the trace of one run. It is the server's Observer (each
+// fakeapi.Observation becomes a Record) and, through actorRecorder, the
+// subjects' Recorder. It also keeps a mirror of the server's state for
+// Converger subjects and the trigger of mid-reconcile crashes.
+type recorder struct {
+	start  time.Time
+	policy *Policy
+
+	mu      sync.Mutex
+	recs    []Record
+	lastAct time.Duration
+	closed  bool
+
+	// Converger support: the server's state rebuilt from write
+	// observations, and the last answer of Desired (-1: not asked yet).
+	conv      Converger
+	convActor string
+	state     map[objKey]ServerObject
+	desired   int
+
+	// Mid-reconcile crash: when armedActor records a reconcile start,
+	// armed is closed and the recording goroutine blocks on freeze.
+	armedActor string
+	armed      chan struct{}
+	freeze     chan struct{}
+}
+
+type objKey struct {
+	gvr      schema.GroupVersionResource
+	ns, name string
+}
+
+func newRecorder(start time.Time, policy *Policy) *recorder {
+	return &recorder{start: start, policy: policy, desired: -1, freeze: make(chan struct{})}
+}
+
+// now returns the virtual time since the run started.
+func (r *recorder) now() time.Duration { return time.Since(r.start) }
+
+// add stamps and appends rec; it reports whether rec was recorded.
+func (r *recorder) addLocked(rec Record, at time.Duration) {
+	if r.closed {
+		return
+	}
+	rec.Pos = len(r.recs)
+	rec.At = Duration(at)
+	r.recs = append(r.recs, rec)
+	if activity(rec) {
+		r.lastAct = at
+	}
+}
+
+// activity reports whether rec counts against quiet: everything but
+// bookmarks and fault-free bookkeeping of the run itself.
+func activity(rec Record) bool {
+	switch rec.Kind {
+	case RecSent, RecDelivered:
+		return rec.EventType != string(watch.Bookmark)
+	case RecCache, RecFinal:
+		return false
+	}
+	return true
+}
+
+// record appends a run-side record at the current virtual time.
+func (r *recorder) record(rec Record) {
+	at := r.now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.addLocked(rec, at)
+}
+
+// lastActivity returns when the last activity was recorded.
+func (r *recorder) lastActivity() time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lastAct
+}
+
+// close stops recording and returns the records.
+func (r *recorder) close() []Record {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.closed = true
+	return r.recs
+}
+
+// actorRecorder is the Recorder handed to one actor (a subject).
+type actorRecorder struct {
+	r     *recorder
+	actor string
+}
+
+var _ Recorder = actorRecorder{}
+
+// Record stamps and appends rec (Actor defaults to the subject's name). A
+// reconcile "start" record of a subject armed for a mid-reconcile crash
+// never returns before the run ends (see RecReconcile).
+func (a actorRecorder) Record(rec Record) {
+	if rec.Actor == "" {
+		rec.Actor = a.actor
+	}
+	r := a.r
+	at := r.now()
+	r.mu.Lock()
+	r.addLocked(rec, at)
+	var fire chan struct{}
+	if r.armed != nil && rec.Kind == RecReconcile && rec.Op == "start" && rec.Actor == r.armedActor {
+		fire = r.armed
+		r.armed, r.armedActor = nil, ""
+	}
+	r.mu.Unlock()
+	if fire != nil {
+		close(fire)
+		<-r.freeze
+	}
+}
+
+// Now returns the virtual time since the run started.
+func (a actorRecorder) Now() time.Duration { return a.r.now() }
+
+// armCrash arms the mid-reconcile crash of actor; the returned channel is
+// closed when actor records a reconcile start.
+func (r *recorder) armCrash(actor string) <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.armedActor = actor
+	r.armed = make(chan struct{})
+	return r.armed
+}
+
+// disarmCrash cancels an armed crash that did not fire.
+func (r *recorder) disarmCrash() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.armed, r.armedActor = nil, ""
+}
+
+// release lets frozen goroutines return (at the end of the run).
+func (r *recorder) release() { close(r.freeze) }
+
+// setConverger makes the recorder evaluate c after every server write.
+func (r *recorder) setConverger(c Converger, actor string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.conv, r.convActor = c, actor
+	r.state = map[objKey]ServerObject{}
+	r.desired = -1
+}
+
+// Observe implements fakeapi.Observer: it turns an observation into a
+// record (requests of the sim's own client are not traced) and feeds the
+// policy's watch bookkeeping.
+func (r *recorder) Observe(o fakeapi.Observation) {
+	if o.Request != nil && o.Request.Client == ClientSim {
+		return
+	}
+	if o.Watcher != nil {
+		switch o.Kind {
+		case fakeapi.ObsWatchOpen:
+			r.policy.WatchOpened(*o.Watcher)
+		case fakeapi.ObsWatchClose:
+			r.policy.WatchClosed(o.Watcher.ID)
+		case fakeapi.ObsSent:
+			r.policy.WatchSent(*o.Watcher)
+		}
+	}
+	at := r.now()
+	if !o.At.IsZero() {
+		at = o.At.Sub(r.start)
+	}
+	rec := r.convert(o)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.addLocked(rec, at)
+	if o.Kind == fakeapi.ObsWrite && r.conv != nil && !r.closed {
+		r.applyWriteLocked(o, at)
+	}
+}
+
+// convert turns an observation into a record.
+func (r *recorder) convert(o fakeapi.Observation) Record {
+	rec := Record{
+		Resource:  ResourceName(o.Resource),
+		Namespace: o.Namespace,
+		Name:      o.Name,
+		UID:       string(o.UID),
+		RV:        o.RV,
+	}
+	if o.Resource.Empty() {
+		rec.Resource = ""
+	}
+	if o.Request != nil {
+		rec.Actor = o.Request.Client
+		rec.Verb = verbOf(o.Request.Verb, o.Request.Subresource)
+	}
+	if o.Watcher != nil {
+		rec.Actor = o.Watcher.Client
+		rec.Watcher = r.policy.WatcherName(*o.Watcher)
+		if rec.Resource == "" {
+			rec.Resource = ResourceName(o.Watcher.Resource)
+			rec.Namespace = o.Watcher.Namespace
+		}
+	}
+	if o.Event != nil {
+		rec.EventType = string(o.Event.Type)
+		rec.Initial = o.Event.InitialEvent
+	}
+	switch o.Kind {
+	case fakeapi.ObsRequest:
+		rec.Kind = RecRequest
+		rec.Code = o.Code
+		rec.Reason = string(o.Reason)
+	case fakeapi.ObsWrite:
+		rec.Kind = RecWrite
+		rec.Verb = o.Verb
+		if o.Request != nil && o.Request.Subresource != "" && !strings.Contains(o.Verb, "/") {
+			rec.Verb = verbOf(o.Verb, o.Request.Subresource)
+		}
+		rec.Object = o.Object
+		rec.ByGC = o.ByGC
+		if o.ByGC || o.Request == nil {
+			rec.Actor = "gc"
+		}
+		rec.Owner = parseMeta(o.Object).owner()
+	case fakeapi.ObsList:
+		rec.Kind = RecList
+		rec.Lag = o.Lag
+		rec.Count = o.Count
+	case fakeapi.ObsWatchOpen:
+		rec.Kind = RecWatchOpen
+		rec.RV = o.RV
+		rec.WatchList = o.Watcher != nil && o.Watcher.WatchList
+		if o.Watcher != nil {
+			rec.Detail = "from resourceVersion " + strconv.Quote(o.Watcher.StartRV)
+		}
+	case fakeapi.ObsWatchClose:
+		rec.Kind = RecWatchClose
+		rec.Reason = string(o.Reason)
+	case fakeapi.ObsSent:
+		rec.Kind = RecSent
+	case fakeapi.ObsDelivered:
+		rec.Kind = RecDelivered
+	case fakeapi.ObsFault:
+		rec.Kind = RecFault
+		rec.Target = rec.Actor
+		rec.Actor = ActorFaults
+		rec.Fault = o.Fault
+		rec.ContractBreaking = o.ContractBreaking
+		rec.Lag = o.Lag
+		rec.Code = faultCode(o.Fault)
+	case fakeapi.ObsCompact:
+		rec.Kind = RecCompact
+	default:
+		rec.Kind = RecNote
+		rec.Detail = "unknown observation " + string(o.Kind)
+	}
+	return rec
+}
+
+// faultCode returns the status code a named fault answers with (the
+// "-<code>" suffix of error-<code> and fail-next-<code>; 504 for writes
+// reported as timeouts), 0 if none.
+func faultCode(name string) int {
+	switch name {
+	case FaultTimeoutNextWrite, FaultUnknownOutcome:
+		return 504
+	case FaultExpireOnRewatch:
+		return 410
+	}
+	if i := strings.LastIndexByte(name, '-'); i >= 0 {
+		if n, err := strconv.Atoi(name[i+1:]); err == nil {
+			return n
+		}
+	}
+	return 0
+}
+
+// verbOf names a verb with its subresource: "update/status".
+func verbOf(verb, sub string) string {
+	if sub == "" {
+		return verb
+	}
+	return verb + "/" + sub
+}
+
+// objMeta is the part of an object's metadata the trace needs.
+type objMeta struct {
+	Metadata struct {
+		DeletionTimestamp *string  `json:"deletionTimestamp"`
+		Finalizers        []string `json:"finalizers"`
+		OwnerReferences   []struct {
+			UID        string `json:"uid"`
+			Controller *bool  `json:"controller"`
+		} `json:"ownerReferences"`
+	} `json:"metadata"`
+}
+
+func parseMeta(b []byte) objMeta {
+	var m objMeta
+	if len(b) > 0 {
+		_ = json.Unmarshal(b, &m)
+	}
+	return m
+}
+
+func (m objMeta) owner() string {
+	for _, o := range m.Metadata.OwnerReferences {
+		if o.Controller != nil && *o.Controller {
+			return o.UID
+		}
+	}
+	return ""
+}
+
+// applyWriteLocked updates the mirror of the server's state with one write
+// and records RecDesired when the subject's answer changes.
+func (r *recorder) applyWriteLocked(o fakeapi.Observation, at time.Duration) {
+	k := objKey{o.Resource, o.Namespace, o.Name}
+	m := parseMeta(o.Object)
+	gone := len(m.Metadata.Finalizers) == 0 && (o.Verb == "delete" || m.Metadata.DeletionTimestamp != nil)
+	if gone {
+		delete(r.state, k)
+	} else {
+		r.state[k] = ServerObject{Resource: o.Resource, Object: o.Object}
+	}
+	keys := make([]objKey, 0, len(r.state))
+	for k := range r.state {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.gvr != b.gvr {
+			return a.gvr.String() < b.gvr.String()
+		}
+		if a.ns != b.ns {
+			return a.ns < b.ns
+		}
+		return a.name < b.name
+	})
+	objs := make([]ServerObject, len(keys))
+	for i, k := range keys {
+		objs[i] = r.state[k]
+	}
+	ok, why := r.conv.Desired(objs)
+	v := 0
+	if ok {
+		v = 1
+	}
+	if v != r.desired {
+		r.desired = v
+		r.addLocked(Record{Kind: RecDesired, Actor: r.convActor, Value: ok, Detail: why}, at)
+	}
+}
+
+// ObjectStateOf describes obj (a typed object or *unstructured.Unstructured)
+// for a snapshot; resource is its trace name (see ResourceName). ok is false
+// when obj has no object metadata.
+func ObjectStateOf(resource string, obj any) (ObjectState, bool) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return ObjectState{}, false
+	}
+	rv, _ := strconv.ParseInt(m.GetResourceVersion(), 10, 64)
+	st := ObjectState{
+		Resource:    resource,
+		Namespace:   m.GetNamespace(),
+		Name:        m.GetName(),
+		UID:         string(m.GetUID()),
+		RV:          rv,
+		Terminating: m.GetDeletionTimestamp() != nil,
+		Finalizers:  append([]string(nil), m.GetFinalizers()...),
+	}
+	if len(st.Finalizers) == 0 {
+		st.Finalizers = nil
+	}
+	for _, o := range m.GetOwnerReferences() {
+		if o.Controller != nil && *o.Controller {
+			st.Owner = string(o.UID)
+		}
+	}
+	return st, true
+}
+
+// SortObjectStates sorts a snapshot by resource, namespace and name.
+func SortObjectStates(s []ObjectState) {
+	sort.Slice(s, func(i, j int) bool {
+		a, b := s[i], s[j]
+		if a.Resource != b.Resource {
+			return a.Resource < b.Resource
+		}
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		return a.Name < b.Name
+	})
+}
