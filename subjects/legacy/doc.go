@@ -1,4 +1,37 @@
-// Package legacy is an informer assembled from cache.New and the legacy
-// DeltaFIFO (the pre-RealFIFO path), so that its differences from today's
-// SharedIndexInformer can be shown side by side.
+// Package legacy runs the same small controller (the mirror controller of
+// subjects/internal/mirror: for every ConfigMap x, a ConfigMap x-mirror with
+// the same data, owned by x) on two client-go informer paths, so that their
+// differences can be shown side by side:
+//
+//   - "legacy-deltafifo" (DeltaFIFOSubject): an informer assembled by hand
+//     from cache.New and cache.NewDeltaFIFOWithOptions (KnownObjects = the
+//     store, EmitDeltaTypeReplaced), the pre-RealFIFO path. Shared informers
+//     cannot use DeltaFIFO any more (InOrderInformers is locked on since
+//     v0.36), so the controller.go pieces are put together here: the Process
+//     function is processDeltas, recording a handler call per delta (a
+//     Replaced or Sync delta for a known object is a MODIFIED call, its
+//     Detail naming the delta type). Workers start when the DeltaFIFO's
+//     synced channel closes (cache.WaitFor). The channel is also sampled with
+//     cache.IsDone at the start of every process call and recorded as the
+//     signal "fifo-synced" whenever the sample changes (so with an empty
+//     initial list there is no record until the first event): the DeltaFIFO closes
+//     it when the last initial item is popped, before it is processed
+//     (EDGE-CASES 3). Consecutive deletes of one key coalesce and a key keeps
+//     its first queue position (EDGE-CASES 20); a relist shows up as
+//     Replaced deltas (EDGE-CASES 10); an ADD still queued when a relist
+//     misses the object is handled per v0.37.2's DeltaFIFO (EDGE-CASES 9).
+//   - "informer-realfifo" (RealFIFOSubject): the same controller on
+//     cache.NewSharedIndexInformerWithOptions with v0.37.2 defaults
+//     (RealFIFO, AtomicFIFO, WatchList). Workers start when the handler
+//     registration's HasSyncedChecker is done; the signals "informer-synced"
+//     and "handler-synced" are recorded when each checker completes, and
+//     "informer-synced" is also sampled at the start of every handler call
+//     (a record only when the value changes), which shows the store synced
+//     while the handler still works through the initial list (EDGE-CASES 1).
+//
+// Both use client-go's rate-limited workqueue and record handler calls,
+// queue operations, reconciles ("start"/"end"), signals, and cache snapshots
+// (when workers start and whenever a worker leaves the queue empty). Both
+// implement sim.Converger with the mirror controller's desired state.
+// Parameters: workers (1), namespace ("" = all); anything else is an error.
 package legacy

@@ -1,0 +1,180 @@
+package legacy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/cachelab/cachelab/sim"
+	"github.com/cachelab/cachelab/subjects/internal/mirror"
+)
+
+// The subjects' parameters (Plan.SubjectParams).
+const (
+	// ParamWorkers is the number of workers. Default 1.
+	ParamWorkers = "workers"
+	// ParamNamespace restricts the informer to one namespace. Default ""
+	// (all namespaces).
+	ParamNamespace = "namespace"
+)
+
+// params are the parsed subject parameters.
+type params struct {
+	workers   int
+	namespace string
+}
+
+func parseParams(subject string, p map[string]string) (params, error) {
+	out := params{workers: 1}
+	for k, v := range p {
+		switch k {
+		case ParamWorkers:
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return out, fmt.Errorf("%s: subject parameter %s=%q: want an integer of at least 1", subject, k, v)
+			}
+			out.workers = n
+		case ParamNamespace:
+			out.namespace = v
+		default:
+			return out, fmt.Errorf("%s: unknown subject parameter %q (known: %s, %s)", subject, k, ParamWorkers, ParamNamespace)
+		}
+	}
+	return out, nil
+}
+
+func checkEnv(subject string, env sim.Env) error {
+	if env.ListerWatcher == nil || env.Kube == nil || env.Rec == nil {
+		return errors.New(subject + ": Start needs an Env with ListerWatcher, Kube and Rec set")
+	}
+	return nil
+}
+
+// lwAdapter gives a ListerWatcherWithContext the context-free methods that
+// cache.Config and NewSharedIndexInformer ask for (the reflector calls the
+// WithContext ones), and passes on whether WatchList is supported.
+type lwAdapter struct {
+	cache.ListerWatcherWithContext
+	ctx context.Context
+}
+
+var _ cache.ListerWatcher = lwAdapter{}
+
+// List lists with the subject's context.
+func (a lwAdapter) List(o metav1.ListOptions) (runtime.Object, error) {
+	return a.ListWithContext(a.ctx, o)
+}
+
+// Watch watches with the subject's context.
+func (a lwAdapter) Watch(o metav1.ListOptions) (watch.Interface, error) {
+	return a.WatchWithContext(a.ctx, o)
+}
+
+// IsWatchListSemanticsUnSupported passes the wrapped ListerWatcher's answer
+// on (false when it has none: WatchList is tried).
+func (a lwAdapter) IsWatchListSemanticsUnSupported() bool {
+	u, ok := a.ListerWatcherWithContext.(interface{ IsWatchListSemanticsUnSupported() bool })
+	return ok && u.IsWatchListSemanticsUnSupported()
+}
+
+// handlerRecorder records handler calls and signals for one subject.
+type handlerRecorder struct {
+	rec     sim.Recorder
+	actor   string
+	handler string
+	flips   *flips
+}
+
+// flips remembers each signal's last recorded value.
+type flips struct {
+	mu   sync.Mutex
+	last map[string]bool
+}
+
+func newHandlerRecorder(rec sim.Recorder, actor, handler string) handlerRecorder {
+	return handlerRecorder{rec: rec, actor: actor, handler: handler, flips: &flips{last: map[string]bool{}}}
+}
+
+// flip records signal name's value v if it is the first value recorded for
+// name or differs from the last one.
+func (h handlerRecorder) flip(name string, v bool, detail string) {
+	h.flips.mu.Lock()
+	last, seen := h.flips.last[name]
+	h.flips.last[name] = v
+	// Record while holding the lock, so two samplers cannot record the same
+	// flip twice or out of order.
+	if !seen || last != v {
+		h.signal(name, v, detail)
+	}
+	h.flips.mu.Unlock()
+}
+
+// call records one handler call: evType is ADDED, MODIFIED or DELETED.
+func (h handlerRecorder) call(evType watch.EventType, obj, old any, initial bool, detail string) (ns, name string) {
+	r := sim.Record{Kind: sim.RecHandler, Actor: h.actor, Handler: h.handler, EventType: string(evType), Resource: mirror.Resource, Initial: initial, Detail: detail}
+	if id, tomb, ok := mirror.IdentityOf(obj); ok {
+		r.Namespace, r.Name, r.UID, r.RV, r.Tombstone = id.Namespace, id.Name, id.UID, id.RV, tomb
+	}
+	if old != nil {
+		if id, _, ok := mirror.IdentityOf(old); ok {
+			r.OldUID, r.OldRV = id.UID, id.RV
+		}
+	}
+	h.rec.Record(r)
+	return r.Namespace, r.Name
+}
+
+func (h handlerRecorder) signal(name string, v bool, detail string) {
+	h.rec.Record(sim.Record{Kind: sim.RecSignal, Actor: h.actor, Signal: name, Value: v, Detail: detail})
+}
+
+func (h handlerRecorder) note(detail string) {
+	h.rec.Record(sim.Record{Kind: sim.RecNote, Actor: h.actor, Detail: detail})
+}
+
+func (h handlerRecorder) snapshot(store cache.Store, why string) {
+	h.rec.Record(sim.Record{Kind: sim.RecCache, Actor: h.actor, Handler: h.handler, Objects: mirror.Snapshot(mirror.Resource, store.List()), Detail: why})
+}
+
+// storeGetter reads ConfigMaps from a client-go store for the mirror
+// controller.
+func storeGetter(store cache.Store) mirror.Getter {
+	return func(namespace, name string) (*corev1.ConfigMap, bool, error) {
+		key := name
+		if namespace != "" {
+			key = namespace + "/" + name
+		}
+		obj, ok, err := store.GetByKey(key)
+		if err != nil || !ok {
+			return nil, false, err
+		}
+		cm, isCM := obj.(*corev1.ConfigMap)
+		if !isCM {
+			return nil, false, fmt.Errorf("cached %s is a %T, not a *v1.ConfigMap", key, obj)
+		}
+		return cm, true, nil
+	}
+}
+
+// newWorkers returns the mirror controller's workers over a fresh
+// rate-limited workqueue.
+func newWorkers(env sim.Env, store cache.Store, h handlerRecorder) *mirror.Workers {
+	q := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: env.Name})
+	return &mirror.Workers{
+		Queue:      q,
+		Reconciler: &mirror.Reconciler{Client: env.Kube, Get: storeGetter(store)},
+		Rec:        env.Rec,
+		Actor:      env.Name,
+		Idle:       func() { h.snapshot(store, "idle") },
+	}
+}

@@ -1,0 +1,148 @@
+package legacy
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/cachelab/cachelab/sim"
+	"github.com/cachelab/cachelab/subjects/internal/mirror"
+)
+
+// RealFIFOName is the registry name of the modern informer subject, and its
+// handler name in the trace.
+const RealFIFOName = "informer-realfifo"
+
+// The modern subject's signals. Each is recorded when its checker completes
+// and, for informer-synced, also as sampled at the start of every handler
+// call; a record is written only when the value changes.
+const (
+	// SignalInformerSynced is informer.HasSyncedChecker(): the store holds
+	// the initial list (its handlers may not have seen it yet, EDGE-CASES 1).
+	SignalInformerSynced = "informer-synced"
+	// SignalHandlerSynced is registration.HasSyncedChecker(): the handler
+	// has returned on every initial item.
+	SignalHandlerSynced = "handler-synced"
+)
+
+func init() {
+	sim.RegisterSubject(sim.SubjectInfo{
+		Name:    RealFIFOName,
+		Summary: "the mirror controller on today's SharedIndexInformer (RealFIFO), waiting for its handler registration's HasSynced",
+		New:     func() sim.Subject { return NewRealFIFO() },
+	})
+}
+
+// RealFIFOSubject is the mirror controller on a client-go v0.37.2
+// SharedIndexInformer (RealFIFO, AtomicFIFO and WatchList by default), to
+// compare side by side with DeltaFIFOSubject. Build one with NewRealFIFO
+// for every process start.
+type RealFIFOSubject struct {
+	env      sim.Env
+	h        handlerRecorder
+	informer cache.SharedIndexInformer
+	reg      cache.ResourceEventHandlerRegistration
+	workers  *mirror.Workers
+}
+
+var (
+	_ sim.Subject   = (*RealFIFOSubject)(nil)
+	_ sim.Converger = (*RealFIFOSubject)(nil)
+)
+
+// NewRealFIFO returns a subject that is not started.
+func NewRealFIFO() *RealFIFOSubject { return &RealFIFOSubject{} }
+
+// Desired implements sim.Converger: every source ConfigMap has a matching
+// mirror.
+func (s *RealFIFOSubject) Desired(objs []sim.ServerObject) (bool, string) {
+	return mirror.Desired(objs)
+}
+
+// Store returns the informer's store (nil before Start), for tests.
+func (s *RealFIFOSubject) Store() cache.Store {
+	if s.informer == nil {
+		return nil
+	}
+	return s.informer.GetStore()
+}
+
+// Start builds the informer, registers the handler and starts them; the
+// workers start once the registration's HasSyncedChecker is done.
+func (s *RealFIFOSubject) Start(ctx context.Context, env sim.Env) error {
+	if err := checkEnv(RealFIFOName, env); err != nil {
+		return err
+	}
+	p, err := parseParams(RealFIFOName, env.Params)
+	if err != nil {
+		return err
+	}
+	if env.Name == "" {
+		env.Name = RealFIFOName
+	}
+	s.env = env
+	s.h = newHandlerRecorder(env.Rec, env.Name, RealFIFOName)
+	lw := lwAdapter{ListerWatcherWithContext: env.ListerWatcher(mirror.GVR, p.namespace), ctx: ctx}
+	s.informer = cache.NewSharedIndexInformerWithOptions(lw, &corev1.ConfigMap{}, cache.SharedIndexInformerOptions{ObjectDescription: "configmaps"})
+	s.workers = newWorkers(env, s.informer.GetStore(), s.h)
+	s.reg, err = s.informer.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, isInInitialList bool) {
+			s.handle(watch.Added, obj, nil, isInInitialList, "OnAdd")
+		},
+		UpdateFunc: func(old, obj any) {
+			detail := "OnUpdate"
+			if sameRV(old, obj) {
+				detail = "OnUpdate (same resourceVersion: resync or relist)"
+			}
+			s.handle(watch.Modified, obj, old, false, detail)
+		},
+		DeleteFunc: func(obj any) {
+			detail := "OnDelete"
+			if _, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				detail = "OnDelete (DeletedFinalStateUnknown)"
+			}
+			s.handle(watch.Deleted, obj, nil, false, detail)
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("%s: AddEventHandler: %w", RealFIFOName, err)
+	}
+	go s.informer.RunWithContext(ctx)
+	go s.waitSignal(ctx, SignalInformerSynced, s.informer.HasSyncedChecker())
+	go func() {
+		if !s.waitSignal(ctx, SignalHandlerSynced, s.reg.HasSyncedChecker()) {
+			return
+		}
+		s.h.note(fmt.Sprintf("workers start (%d): %s", p.workers, SignalHandlerSynced))
+		s.h.snapshot(s.informer.GetStore(), SignalHandlerSynced)
+		s.workers.Run(ctx, p.workers)
+	}()
+	return nil
+}
+
+func (s *RealFIFOSubject) handle(t watch.EventType, obj, old any, initial bool, detail string) {
+	s.h.flip(SignalInformerSynced, cache.IsDone(s.informer.HasSyncedChecker()), "sampled in the handler")
+	ns, name := s.h.call(t, obj, old, initial, detail)
+	s.workers.Add(mirror.SourceKey(ns, name))
+}
+
+// waitSignal records name once checker is done; false if ctx ended first.
+func (s *RealFIFOSubject) waitSignal(ctx context.Context, name string, checker cache.DoneChecker) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-checker.Done():
+		s.h.flip(name, true, "checker done")
+		return true
+	}
+}
+
+func sameRV(a, b any) bool {
+	ma, err1 := meta.Accessor(a)
+	mb, err2 := meta.Accessor(b)
+	return err1 == nil && err2 == nil && ma.GetResourceVersion() == mb.GetResourceVersion()
+}
