@@ -1,7 +1,3 @@
-// Package invariants checks properties over a sim.Trace and returns
-// Verdicts. Every check is a pure function of the trace: it never reaches
-// back into live objects. Each invariant is worded as the client-go or API
-// contract it checks, and ships with a trace that must fail it.
 package invariants
 
 // Status is the three-valued outcome of a check, as porcupine's CheckResult:

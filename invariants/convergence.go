@@ -1,0 +1,247 @@
+package invariants
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cachelab/cachelab/sim"
+)
+
+const contractConvergence = `client-go, tools/cache SharedInformer: "if an object is ` +
+	`updated ... the informer's local cache will be eventually consistent with the ` +
+	`authoritative state"; a controller promises that "the actual state of the world ` +
+	`eventually converges to the desired state".
+Checked: let the last disturbance be the last fault, crash/restart, or write by an ` +
+	`actor other than the subject and the garbage collector. Then (1) the last snapshot ` +
+	`of every cache of the subject (RecCache) equals the server's final state (RecFinal) ` +
+	`restricted to the cache's resource and namespace, comparing key -> UID and RV; ` +
+	`(2) the last desired-state record (RecDesired) says desired == actual; and (3) the ` +
+	`subject settled (desired held and its handlers went quiet) within Options.Bound of ` +
+	`the last disturbance. Unknown without RecFinal, or with neither caches nor desired ` +
+	`records.`
+
+const contractStable = `Anvil (OSDI'24), eventually stable reconciliation: "the ` +
+	`controller eventually reaches the desired state and stays there", i.e. once the ` +
+	`desired state holds and nothing else changes, the controller issues no further ` +
+	`state-changing requests.
+Checked: after the later of the last disturbance and the moment desired == actual ` +
+	`last became true (RecDesired), the subject makes no write (Event objects excepted). ` +
+	`Unknown when the subject records no desired state or never converged.`
+
+// disturbance returns the last record that may legitimately set the
+// subject to work again: a fault, a crash or restart, a write by another
+// actor (not the garbage collector). ok is false if there is none.
+func disturbance(tr *sim.Trace, subj map[string]bool) (sim.Record, bool) {
+	for i := len(tr.Records) - 1; i >= 0; i-- {
+		r := tr.Records[i]
+		switch r.Kind {
+		case sim.RecFault, sim.RecCrash, sim.RecRestart:
+			return r, true
+		case sim.RecWrite:
+			if !subj[r.Actor] && !r.ByGC && r.Actor != "gc" {
+				return r, true
+			}
+		}
+	}
+	return sim.Record{}, false
+}
+
+// isSync reports whether a handler call only re-delivers what the handler
+// already had (a resync or a relist of an unchanged object, EDGE 10, 21).
+func isSync(r sim.Record) bool {
+	return r.EventType == "MODIFIED" && r.UID == r.OldUID && r.RV == r.OldRV
+}
+
+// cacheScope says which part of the server a cache mirrors.
+type cacheScope struct {
+	resources map[string]bool
+	namespace string
+}
+
+func (s cacheScope) has(o sim.ObjectState) bool {
+	return s.resources[normResource(o.Resource)] && (s.namespace == "" || s.namespace == o.Namespace)
+}
+
+func (s cacheScope) String() string {
+	res := strings.Join(sortedStrings(s.resources), ",")
+	if s.namespace != "" {
+		return res + " in " + s.namespace
+	}
+	return res
+}
+
+// scopeOf infers what a cache snapshot mirrors (see the package doc).
+func scopeOf(tr *sim.Trace, c sim.Record) cacheScope {
+	sc := cacheScope{resources: map[string]bool{}, namespace: c.Namespace}
+	if c.Resource != "" {
+		sc.resources[normResource(c.Resource)] = true
+		return sc
+	}
+	for _, o := range c.Objects {
+		sc.resources[normResource(o.Resource)] = true
+	}
+	if len(sc.resources) > 0 {
+		return sc
+	}
+	for _, r := range tr.Records {
+		if r.Kind == sim.RecHandler && r.Actor == c.Actor && r.Handler == c.Handler && r.Resource != "" {
+			sc.resources[normResource(r.Resource)] = true
+		}
+	}
+	return sc
+}
+
+// lastCaches returns the last snapshot of every cache of the subject taken
+// in the actor's last incarnation, sorted by position.
+func lastCaches(tr *sim.Trace, subj map[string]bool) []sim.Record {
+	inc := newIncarnations(tr)
+	last := map[[2]string]sim.Record{}
+	for _, r := range tr.Records {
+		if r.Kind == sim.RecCache && subj[r.Actor] {
+			last[[2]string{r.Actor, r.Handler}] = r
+		}
+	}
+	var out []sim.Record
+	for _, r := range last {
+		if inc.of(r.Actor, r.Pos) == inc.of(r.Actor, len(tr.Records)) {
+			out = append(out, r)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Pos < out[j].Pos })
+	return out
+}
+
+// stateView maps key -> "uid@rv" for a snapshot, the comparison the
+// convergence check makes.
+func stateView(objs []sim.ObjectState, keep func(sim.ObjectState) bool) map[string]string {
+	out := map[string]string{}
+	for _, o := range objs {
+		if keep(o) {
+			out[stateKey(o).String()] = fmt.Sprintf("uid=%s rv=%d", o.UID, o.RV)
+		}
+	}
+	return out
+}
+
+func eventualConvergence(tr *sim.Trace, opts Options) Verdict {
+	const name = NameEventualConvergence
+	if strings.HasPrefix(tr.Outcome, "error") {
+		return unknown(name, fmt.Sprintf("the run itself failed (%s), so its end state says nothing about the subject", tr.Outcome))
+	}
+	final, ok := finalRecord(tr)
+	if !ok {
+		return unknown(name, "the trace has no final server state (RecFinal record), so caches cannot be compared with the server")
+	}
+	subj := subjectActors(tr)
+	caches := lastCaches(tr, subj)
+	var desired []sim.Record
+	for _, r := range tr.Records {
+		if r.Kind == sim.RecDesired {
+			desired = append(desired, r)
+		}
+	}
+	if len(caches) == 0 && len(desired) == 0 {
+		return unknown(name, "the trace has neither cache snapshots (RecCache) nor desired-state records (RecDesired): nothing to compare with the server")
+	}
+	// (1) every cache equals the server.
+	for _, c := range caches {
+		sc := scopeOf(tr, c)
+		if len(sc.resources) == 0 {
+			continue // an empty cache of unknown resource: nothing to compare
+		}
+		want := stateView(final.Objects, sc.has)
+		got := stateView(c.Objects, func(sim.ObjectState) bool { return true })
+		if diff := cmp.Diff(want, got); diff != "" {
+			v := fail(name, withFaultNote(tr, fmt.Sprintf("cache %q of %s (%s) does not equal the server's final state: %d object(s) on the server, %d in the cache",
+				c.Handler, c.Actor, sc, len(want), len(got))), c.Pos, final.Pos)
+			v.Detail = "cache vs server (-server +cache):\n" + diff
+			return v
+		}
+	}
+	// (2) desired == actual at the end.
+	dist, hasDist := disturbance(tr, subj)
+	var settled time.Duration
+	settledPos := -1
+	if len(desired) > 0 {
+		last := desired[len(desired)-1]
+		if !last.Value {
+			why := last.Detail
+			if why == "" {
+				why = "no reason given"
+			}
+			return fail(name, withFaultNote(tr, fmt.Sprintf("the subject's desired state did not hold at the end of the run (%s)", why)), last.Pos)
+		}
+		settled, settledPos = last.At.D(), last.Pos
+	}
+	// (3) settled within the bound: desired held and handlers went quiet.
+	for i := len(tr.Records) - 1; i >= 0; i-- {
+		r := tr.Records[i]
+		if r.Kind == sim.RecHandler && subj[r.Actor] && !isSync(r) {
+			if r.At.D() > settled {
+				settled, settledPos = r.At.D(), r.Pos
+			}
+			break
+		}
+	}
+	from := time.Duration(0)
+	if hasDist {
+		from = dist.At.D()
+	}
+	if settledPos >= 0 && settled-from > opts.Bound {
+		pos := []int{settledPos}
+		if hasDist {
+			pos = append(pos, dist.Pos)
+		}
+		return fail(name, withFaultNote(tr, fmt.Sprintf("the subject settled only %s after the last disturbance, more than the bound of %s", settled-from, opts.Bound)), pos...)
+	}
+	parts := []string{}
+	if len(caches) > 0 {
+		parts = append(parts, fmt.Sprintf("%d cache(s) equal the server's final state", len(caches)))
+	}
+	if len(desired) > 0 {
+		parts = append(parts, "desired == actual holds at the end")
+	}
+	lat := settled - from
+	if lat < 0 {
+		lat = 0
+	}
+	return pass(name, fmt.Sprintf("%s, settled %s after the last disturbance (bound %s)", strings.Join(parts, " and "), lat, opts.Bound))
+}
+
+func stableReconciliation(tr *sim.Trace, opts Options) Verdict {
+	const name = NameStableReconciliation
+	subj := subjectActors(tr)
+	var last sim.Record
+	found := false
+	for _, r := range tr.Records {
+		if r.Kind == sim.RecDesired {
+			last, found = r, true
+		}
+	}
+	if !found {
+		return unknown(name, "the subject records no desired state (RecDesired), so there is no moment of convergence to measure stability from")
+	}
+	if !last.Value {
+		return unknown(name, "the subject never converged (desired == actual is false at the end; see eventual-convergence), so stability cannot be judged")
+	}
+	from := last.Pos
+	if dist, ok := disturbance(tr, subj); ok && dist.Pos > from {
+		from = dist.Pos
+	}
+	var writes []int
+	for _, r := range tr.Records[from+1:] {
+		if isWrite(r) && subj[r.Actor] && !r.ByGC && !isEventsResource(r.Resource) {
+			writes = append(writes, r.Pos)
+		}
+	}
+	if len(writes) > 0 {
+		w := tr.Records[writes[0]]
+		return fail(name, fmt.Sprintf("the subject kept writing after it had converged at position %d: %d more write(s), the first a %q of %s",
+			from, len(writes), w.Verb, recKey(w)), append(firstN(writes, 10), last.Pos)...)
+	}
+	return pass(name, fmt.Sprintf("the subject made no write after desired == actual held and nothing else changed (from position %d)", from))
+}

@@ -1,0 +1,144 @@
+package invariants_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cachelab/cachelab/invariants"
+	"github.com/cachelab/cachelab/invariants/tracebuild"
+)
+
+func TestConvergedRunPassesEventualConvergence(t *testing.T) {
+	tr := newHealthyRun().end().Trace("quiet")
+	wantStatus(t, invariants.EventualConvergence(tr), invariants.Pass)
+}
+
+func TestCacheMissingAPodFailsEventualConvergenceWithDiff(t *testing.T) {
+	h := newHealthyRun()
+	b := h.b
+	b.At(10 * sec)
+	b.CacheOfServer(ctrl, "bellerophons", "bellerophons")
+	snap := b.Cache(ctrl, "pods", "pods", h.pod0) // p-1 never arrived
+	fin := b.Final()
+	v := invariants.EventualConvergence(b.Trace("quiet"))
+	wantStatus(t, v, invariants.Fail)
+	wantPositions(t, v, snap.Pos, fin.Pos)
+	if !strings.Contains(v.Detail, "pods/ns/p-1") {
+		t.Fatalf("detail should show the missing pod p-1, got:\n%s", v.Detail)
+	}
+}
+
+func TestCacheHoldingAStaleRVFailsEventualConvergence(t *testing.T) {
+	h := newHealthyRun()
+	b := h.b
+	b.At(5 * sec)
+	b.Update("kubelet", "update", tracebuild.Obj{Resource: "pods", Namespace: "ns", Name: "p-0", Owner: h.parent.UID, Status: map[string]any{"phase": "Running"}})
+	b.At(10 * sec)
+	b.CacheOfServer(ctrl, "bellerophons", "bellerophons")
+	b.Cache(ctrl, "pods", "pods", h.pod0, h.pod1) // still the old p-0
+	b.Final()
+	wantStatus(t, invariants.EventualConvergence(b.Trace("quiet")), invariants.Fail)
+}
+
+func TestDesiredStateNotHoldingAtTheEndFailsEventualConvergence(t *testing.T) {
+	h := newHealthyRun()
+	d := h.b.Desired(ctrl, false, "status.readyReplicas is 0, want 2")
+	tr := h.end().Trace("quiet")
+	v := invariants.EventualConvergence(tr)
+	wantStatus(t, v, invariants.Fail)
+	wantPositions(t, v, d.Pos)
+	if !strings.Contains(v.Reason, "readyReplicas") {
+		t.Fatalf("reason should carry the sim's why, got %q", v.Reason)
+	}
+}
+
+func TestSettlingLaterThanTheBoundAfterTheLastDisturbanceFailsEventualConvergence(t *testing.T) {
+	h := newHealthyRun()
+	b := h.b
+	// The subject only reacts to a user's scale 3 minutes later.
+	b.At(20 * sec)
+	p := h.parent
+	p.Replicas = tracebuild.Int(1)
+	p = b.Update("user", "update", p)
+	b.Desired(ctrl, false, "2 pods, want 1")
+	b.At(200 * sec)
+	b.Handle(ctrl, "bellerophons", "MODIFIED", p)
+	b.Delete(ctrl, "pods", "ns", "p-1")
+	b.Desired(ctrl, true, "")
+	b.CacheOfServer(ctrl, "bellerophons", "bellerophons")
+	b.CacheOfServer(ctrl, "pods", "pods")
+	b.Final()
+	tr := b.Trace("quiet")
+	wantStatus(t, invariants.EventualConvergence(tr), invariants.Fail)
+	// With a bound of 5 minutes the same trace converges.
+	inv, _ := invariants.Lookup(invariants.NameEventualConvergence)
+	wantStatus(t, inv.CheckWith(tr, invariants.Options{Bound: 5 * time.Minute}), invariants.Pass)
+}
+
+func TestTraceWithoutFinalStateIsUnknownForEventualConvergence(t *testing.T) {
+	h := newHealthyRun()
+	h.b.CacheOfServer(ctrl, "pods", "pods")
+	wantStatus(t, invariants.EventualConvergence(h.b.Trace("deadline")), invariants.Unknown)
+}
+
+func TestFailedRunIsUnknownForEventualConvergence(t *testing.T) {
+	tr := newHealthyRun().end().Trace("error: subject failed to start")
+	wantStatus(t, invariants.EventualConvergence(tr), invariants.Unknown)
+}
+
+func TestNoWriteAfterConvergencePassesStableReconciliation(t *testing.T) {
+	tr := newHealthyRun().end().Trace("quiet")
+	wantStatus(t, invariants.StableReconciliation(tr), invariants.Pass)
+}
+
+func TestStatusRewrittenAfterConvergenceFailsStableReconciliation(t *testing.T) {
+	h := newHealthyRun()
+	b := h.b
+	b.At(30 * sec)
+	p := h.parent
+	p.Status = map[string]any{"lastSync": "30s"}
+	b.Update(ctrl, "update", p) // a no-op status churn: desired still holds
+	churn := b.Last()
+	tr := h.end().Trace("quiet")
+	v := invariants.StableReconciliation(tr)
+	wantStatus(t, v, invariants.Fail)
+	if v.Positions[0] != churn {
+		t.Fatalf("first cited position is %d, want the churning write at %d", v.Positions[0], churn)
+	}
+}
+
+func TestEventObjectsAfterConvergenceDoNotBreakStableReconciliation(t *testing.T) {
+	h := newHealthyRun()
+	h.b.At(30 * sec)
+	h.b.Create(ctrl, tracebuild.Obj{Resource: "events", Namespace: "ns", Name: "p.synced"})
+	wantStatus(t, invariants.StableReconciliation(h.end().Trace("quiet")), invariants.Pass)
+}
+
+func TestWritesReactingToALaterUserChangeDoNotBreakStableReconciliation(t *testing.T) {
+	h := newHealthyRun()
+	b := h.b
+	b.At(20 * sec)
+	p := h.parent
+	p.Replicas = tracebuild.Int(1)
+	p = b.Update("user", "update", p)
+	b.Desired(ctrl, false, "2 pods, want 1")
+	b.Handle(ctrl, "bellerophons", "MODIFIED", p)
+	b.Delete(ctrl, "pods", "ns", "p-1")
+	b.Desired(ctrl, true, "")
+	wantStatus(t, invariants.StableReconciliation(h.end().Trace("quiet")), invariants.Pass)
+}
+
+func TestSubjectWithoutDesiredRecordsIsUnknownForStableReconciliation(t *testing.T) {
+	b := tracebuild.New(ctrl)
+	o := b.Create("user", tracebuild.Obj{Resource: "configmaps", Name: "a"})
+	b.Handle(ctrl, "configmaps", "ADDED", o)
+	b.Final()
+	wantStatus(t, invariants.StableReconciliation(b.Trace("quiet")), invariants.Unknown)
+}
+
+func TestNeverConvergedIsUnknownForStableReconciliation(t *testing.T) {
+	h := newHealthyRun()
+	h.b.Desired(ctrl, false, "never")
+	wantStatus(t, invariants.StableReconciliation(h.end().Trace("quiet")), invariants.Unknown)
+}

@@ -1,0 +1,92 @@
+package invariants
+
+import (
+	"fmt"
+
+	"github.com/cachelab/cachelab/sim"
+)
+
+const contractFinalizers = `Kubernetes API, finalizers: "the object is not deleted ` +
+	`until all finalizers are removed: deletionTimestamp is set and the object is ` +
+	`read-only except for removing finalizers"; the controller that added a finalizer ` +
+	`must remove it once its cleanup is done, and must not create new dependents of an ` +
+	`object being deleted (EDGE 11).
+Checked: (1) the subject's finalizers are those it added in its own writes; no ` +
+	`object of RecFinal is terminating with one of them (a deletion younger than ` +
+	`Options.Bound at the end of a run cut short by its deadline excepted); (2) the ` +
+	`subject never creates an object whose controller owner was, at that moment, ` +
+	`terminating (its latest write set deletionTimestamp) or already gone. Unknown when ` +
+	`the subject added no finalizer (or the trace has no RecFinal) and created no owned ` +
+	`object.`
+
+func finalizers(tr *sim.Trace, opts Options) Verdict {
+	const name = NameFinalizers
+	subj := subjectActors(tr)
+	ours := map[string]bool{}
+	prevFin := map[string]map[string]bool{} // uid -> finalizers of its latest write
+	terminatingSince := map[string]int{}    // uid -> position it was first marked
+	owners := map[string]sim.Record{}       // uid -> latest write
+	removedAt := map[string]int{}
+	ownedCreates := 0
+	for _, r := range tr.Records {
+		if !isWrite(r) {
+			continue
+		}
+		if r.Verb == "create" && r.Owner != "" && subj[r.Actor] {
+			ownedCreates++
+			if o, ok := owners[r.Owner]; ok {
+				if pos, gone := removedAt[r.Owner]; gone {
+					return fail(name, fmt.Sprintf("%s created %s under owner %s after the owner was deleted: a child of an owner that no longer exists",
+						r.Actor, recKey(r), recKey(o)), r.Pos, pos)
+				}
+				if terminating(o) {
+					return fail(name, fmt.Sprintf("%s created %s under owner %s while the owner was being deleted (deletionTimestamp set): children must not be created under a terminating owner",
+						r.Actor, recKey(r), recKey(o)), r.Pos, o.Pos)
+				}
+			}
+		}
+		m, _ := parseMeta(r.Object)
+		fin := map[string]bool{}
+		for _, f := range m.Metadata.Finalizers {
+			fin[f] = true
+			if subj[r.Actor] && !prevFin[r.UID][f] {
+				ours[f] = true
+			}
+		}
+		prevFin[r.UID] = fin
+		owners[r.UID] = r
+		if _, ok := terminatingSince[r.UID]; !ok && terminating(r) {
+			terminatingSince[r.UID] = r.Pos
+		}
+		if removes(r) {
+			removedAt[r.UID] = r.Pos
+		}
+	}
+	final, hasFinal := finalRecord(tr)
+	if (len(ours) == 0 || !hasFinal) && ownedCreates == 0 {
+		return unknown(name, "the subject added no finalizer (or the trace has no final server state) and created no owned object: nothing to check")
+	}
+	if hasFinal {
+		for _, o := range final.Objects {
+			if !o.Terminating {
+				continue
+			}
+			for _, f := range o.Finalizers {
+				if !ours[f] {
+					continue
+				}
+				since, ok := terminatingSince[o.UID]
+				if ok && tr.Outcome != "quiet" && tr.End.D()-recAt(tr, since).At.D() < opts.Bound {
+					continue
+				}
+				pos := []int{final.Pos}
+				if ok {
+					pos = append([]int{since}, pos...)
+				}
+				return fail(name, fmt.Sprintf("%s was left terminating at the end of the run with the subject's finalizer %q: the subject never finished its cleanup and removed it",
+					stateKey(o), f), pos...)
+			}
+		}
+	}
+	return pass(name, fmt.Sprintf("the subject's %d finalizer(s) were all removed from deleted objects, and none of its %d owned create(s) was under a terminating owner", len(ours), ownedCreates))
+}

@@ -1,0 +1,343 @@
+package invariants
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/cachelab/cachelab/sim"
+)
+
+// subjectKinds are the record kinds only a subject (or the sim on its
+// behalf) writes; their actors are the subject's names.
+var subjectKinds = map[sim.RecordKind]bool{
+	sim.RecHandler: true, sim.RecSignal: true, sim.RecQueue: true,
+	sim.RecReconcile: true, sim.RecCache: true, sim.RecCrash: true,
+	sim.RecRestart: true, sim.RecDesired: true,
+}
+
+// subjectActors returns the subject's actor names (see the package doc).
+func subjectActors(tr *sim.Trace) map[string]bool {
+	out := map[string]bool{}
+	for _, r := range tr.Records {
+		if subjectKinds[r.Kind] && r.Actor != "" {
+			out[r.Actor] = true
+		}
+	}
+	if tr.Plan != nil && tr.Plan.Subject != "" {
+		out[tr.Plan.Subject] = true
+	}
+	return out
+}
+
+// normResource cuts a resource at its first dot: "bellerophons.lab.x" and
+// "bellerophons" name the same resource.
+func normResource(res string) string {
+	if i := strings.IndexByte(res, '.'); i >= 0 {
+		return res[:i]
+	}
+	return res
+}
+
+// key is an object's resource/namespace/name.
+type key struct {
+	Resource, Namespace, Name string
+}
+
+func (k key) String() string {
+	if k.Namespace == "" {
+		return k.Resource + "/" + k.Name
+	}
+	return k.Resource + "/" + k.Namespace + "/" + k.Name
+}
+
+func recKey(r sim.Record) key {
+	return key{normResource(r.Resource), r.Namespace, r.Name}
+}
+
+func stateKey(o sim.ObjectState) key {
+	return key{normResource(o.Resource), o.Namespace, o.Name}
+}
+
+// meta is what the checks read from an object's JSON.
+type meta struct {
+	Metadata struct {
+		DeletionTimestamp *string  `json:"deletionTimestamp"`
+		Finalizers        []string `json:"finalizers"`
+	} `json:"metadata"`
+	Spec struct {
+		Replicas *int64 `json:"replicas"`
+	} `json:"spec"`
+}
+
+// parseMeta reads metadata and spec.replicas from an object's JSON; ok is
+// false when the JSON is absent or malformed.
+func parseMeta(obj json.RawMessage) (meta, bool) {
+	var m meta
+	if len(obj) == 0 {
+		return m, false
+	}
+	if err := json.Unmarshal(obj, &m); err != nil {
+		return m, false
+	}
+	return m, true
+}
+
+func isEventsResource(res string) bool {
+	r := normResource(res)
+	return r == "events"
+}
+
+// isWrite reports whether r is a server write with an object key.
+func isWrite(r sim.Record) bool { return r.Kind == sim.RecWrite && r.Name != "" }
+
+// removes reports whether a write takes the object off the server (see the
+// package doc for the rule).
+func removes(w sim.Record) bool {
+	switch w.EventType {
+	case "DELETED":
+		return true
+	case "ADDED", "MODIFIED":
+		return false
+	}
+	m, ok := parseMeta(w.Object)
+	if w.Verb == "delete" || w.Verb == "deletecollection" {
+		return !ok || len(m.Metadata.Finalizers) == 0
+	}
+	return ok && m.Metadata.DeletionTimestamp != nil && len(m.Metadata.Finalizers) == 0
+}
+
+// terminating reports whether the written object is marked for deletion.
+func terminating(w sim.Record) bool {
+	m, ok := parseMeta(w.Object)
+	if ok && m.Metadata.DeletionTimestamp != nil {
+		return true
+	}
+	return w.Verb == "delete" || w.Verb == "deletecollection"
+}
+
+// liveObject is one object of the replayed server state.
+type liveObject struct {
+	UID         string
+	RV          int64
+	Pos         int // position of its latest write
+	Terminating bool
+}
+
+// server replays RecWrite records in order: the server's state as the
+// trace saw it.
+type server struct {
+	live map[key]liveObject
+	// lastWrite is the position of each UID's latest write.
+	lastWrite map[string]int
+	// keyOf is the key each UID was written under.
+	keyOf map[string]key
+	// removedAt is the position of the write that removed each UID.
+	removedAt map[string]int
+	// createdAt is the position of each UID's first write.
+	createdAt map[string]int
+}
+
+func newServer() *server {
+	return &server{
+		live:      map[key]liveObject{},
+		lastWrite: map[string]int{},
+		keyOf:     map[string]key{},
+		removedAt: map[string]int{},
+		createdAt: map[string]int{},
+	}
+}
+
+// apply applies one record; non-writes are ignored.
+func (s *server) apply(r sim.Record) {
+	if !isWrite(r) {
+		return
+	}
+	k := recKey(r)
+	if r.UID != "" {
+		if _, ok := s.createdAt[r.UID]; !ok {
+			s.createdAt[r.UID] = r.Pos
+		}
+		s.lastWrite[r.UID] = r.Pos
+		s.keyOf[r.UID] = k
+	}
+	if removes(r) {
+		if cur, ok := s.live[k]; ok && (r.UID == "" || cur.UID == r.UID) {
+			delete(s.live, k)
+		}
+		if r.UID != "" {
+			s.removedAt[r.UID] = r.Pos
+		}
+		return
+	}
+	s.live[k] = liveObject{UID: r.UID, RV: r.RV, Pos: r.Pos, Terminating: terminating(r)}
+}
+
+// finalRecord returns the last RecFinal record, if any.
+func finalRecord(tr *sim.Trace) (sim.Record, bool) {
+	for i := len(tr.Records) - 1; i >= 0; i-- {
+		if tr.Records[i].Kind == sim.RecFinal {
+			return tr.Records[i], true
+		}
+	}
+	return sim.Record{}, false
+}
+
+// contractBreakingFaults returns the positions of contract-breaking faults.
+func contractBreakingFaults(tr *sim.Trace) []int {
+	var out []int
+	for _, r := range tr.Records {
+		if r.Kind == sim.RecFault && r.ContractBreaking {
+			out = append(out, r.Pos)
+		}
+	}
+	return out
+}
+
+// withFaultNote appends a note on contract-breaking faults to a failing
+// reason, so a reader knows the API itself broke its promise.
+func withFaultNote(tr *sim.Trace, reason string) string {
+	if cb := contractBreakingFaults(tr); len(cb) > 0 {
+		return fmt.Sprintf("%s (the run injected %d contract-breaking fault(s), first at position %d)", reason, len(cb), cb[0])
+	}
+	return reason
+}
+
+// incarnation numbers the subject's process starts: 0 until the first
+// restart, then 1, ... It is the count of RecRestart records of the actor
+// before pos.
+type incarnations struct {
+	restarts map[string][]int
+}
+
+func newIncarnations(tr *sim.Trace) incarnations {
+	inc := incarnations{restarts: map[string][]int{}}
+	for _, r := range tr.Records {
+		if r.Kind == sim.RecRestart || r.Kind == sim.RecCrash {
+			inc.restarts[r.Actor] = append(inc.restarts[r.Actor], r.Pos)
+		}
+	}
+	return inc
+}
+
+// of returns the incarnation of actor at pos: the number of crashes and
+// restarts of actor before pos.
+func (inc incarnations) of(actor string, pos int) int {
+	return sort.SearchInts(inc.restarts[actor], pos)
+}
+
+// start returns the position at which the incarnation of actor current at
+// pos started (-1: the run's start).
+func (inc incarnations) start(actor string, pos int) int {
+	n := inc.of(actor, pos)
+	if n == 0 {
+		return -1
+	}
+	return inc.restarts[actor][n-1]
+}
+
+// sortedKeys returns m's keys sorted, for deterministic output.
+func sortedKeys[V any](m map[key]V) []key {
+	out := make([]key, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
+}
+
+func sortedStrings[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// firstN keeps at most n positions, for readable verdicts.
+func firstN(pos []int, n int) []int {
+	if len(pos) > n {
+		return pos[:n]
+	}
+	return pos
+}
+
+func pass(name, reason string) Verdict { return Verdict{Invariant: name, Status: Pass, Reason: reason} }
+
+func unknown(name, reason string) Verdict {
+	return Verdict{Invariant: name, Status: Unknown, Reason: reason}
+}
+
+func fail(name, reason string, pos ...int) Verdict {
+	return Verdict{Invariant: name, Status: Fail, Reason: reason, Positions: pos}
+}
+
+// recAt returns the record at position pos (Records[i].Pos == i by the
+// Trace contract; a trace that breaks it is searched).
+func recAt(tr *sim.Trace, pos int) sim.Record {
+	if pos >= 0 && pos < len(tr.Records) && tr.Records[pos].Pos == pos {
+		return tr.Records[pos]
+	}
+	for _, r := range tr.Records {
+		if r.Pos == pos {
+			return r
+		}
+	}
+	return sim.Record{Pos: pos}
+}
+
+// handlerID names one handler of one process incarnation.
+type handlerID struct {
+	actor, handler string
+	inc            int
+}
+
+// lastHandlerViews replays the handler calls of the subject: for each
+// handler of each actor's last incarnation, the key -> UID it was last
+// told of (deleted keys removed).
+func lastHandlerViews(tr *sim.Trace) map[handlerID]map[key]known {
+	inc := newIncarnations(tr)
+	views := map[handlerID]map[key]known{}
+	for _, r := range tr.Records {
+		if r.Kind != sim.RecHandler || !isObjectEvent(r.EventType) {
+			continue
+		}
+		id := handlerID{r.Actor, r.Handler, inc.of(r.Actor, r.Pos)}
+		if id.inc != inc.of(r.Actor, len(tr.Records)) {
+			continue
+		}
+		view := views[id]
+		if view == nil {
+			view = map[key]known{}
+			views[id] = view
+		}
+		if r.EventType == "DELETED" {
+			delete(view, recKey(r))
+		} else {
+			view[recKey(r)] = known{r.UID, r.Pos}
+		}
+	}
+	return views
+}
+
+// sortedHandlerIDs returns the ids sorted, for deterministic verdicts.
+func sortedHandlerIDs[V any](m map[handlerID]V) []handlerID {
+	ids := make([]handlerID, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool {
+		if ids[i].actor != ids[j].actor {
+			return ids[i].actor < ids[j].actor
+		}
+		if ids[i].handler != ids[j].handler {
+			return ids[i].handler < ids[j].handler
+		}
+		return ids[i].inc < ids[j].inc
+	})
+	return ids
+}
+
+func sortInts(s []int) { sort.Ints(s) }

@@ -1,0 +1,169 @@
+package invariants
+
+import (
+	"strings"
+	"time"
+
+	"github.com/cachelab/cachelab/sim"
+)
+
+// The invariants' names, as they appear in Verdicts, scenario files and
+// `cachelab explain`.
+const (
+	NameEventualConvergence  = "eventual-convergence"
+	NameStableReconciliation = "stable-reconciliation"
+	NamePerObjectOrder       = "per-object-order"
+	NameDeleteRecreate       = "delete-recreate"
+	NameNoLostDeletes        = "no-lost-deletes"
+	NameNoDuplicateChildren  = "no-duplicate-children"
+	NameNoLostUpdates        = "no-lost-updates"
+	NameFinalizers           = "finalizers"
+	// NameSyncSoundnessPrefix prefixes the per-signal soundness verdicts:
+	// "sync-soundness/informer-synced", ...
+	NameSyncSoundnessPrefix = "sync-soundness/"
+)
+
+// Options are the checks' parameters. The zero value of a field means its
+// default (see DefaultOptions).
+type Options struct {
+	// Bound is how long, in virtual time, after the last fault and the last
+	// write by another actor the subject may take to converge (eventual
+	// convergence); deletions and terminations younger than Bound at the
+	// end of a run cut short by its deadline are not held against the
+	// subject. Default 60s.
+	Bound time.Duration
+	// ReplicaResource is the child resource whose count must not exceed
+	// the parent's spec.replicas (no-duplicate-children). Default "pods".
+	ReplicaResource string
+}
+
+// DefaultOptions returns the options Check uses.
+func DefaultOptions() Options {
+	return Options{Bound: 60 * time.Second, ReplicaResource: "pods"}
+}
+
+func (o Options) withDefaults() Options {
+	d := DefaultOptions()
+	if o.Bound <= 0 {
+		o.Bound = d.Bound
+	}
+	if o.ReplicaResource == "" {
+		o.ReplicaResource = d.ReplicaResource
+	}
+	return o
+}
+
+// Invariant is one named property of a trace.
+type Invariant struct {
+	// Name is the invariant's name ("per-object-order").
+	Name string
+	// Summary is one line for `cachelab list`.
+	Summary string
+	// Contract quotes the client-go or API contract the invariant checks,
+	// and says how it is checked, for `cachelab explain`.
+	Contract string
+	check    func(*sim.Trace, Options) Verdict
+}
+
+// Check judges tr with the default options.
+func (inv Invariant) Check(tr *sim.Trace) Verdict { return inv.CheckWith(tr, Options{}) }
+
+// CheckWith judges tr with opts. A nil or empty trace is Unknown.
+func (inv Invariant) CheckWith(tr *sim.Trace, opts Options) Verdict {
+	if tr == nil || len(tr.Records) == 0 {
+		return unknown(inv.Name, "the trace is empty: nothing to judge (run a plan first)")
+	}
+	if inv.check == nil {
+		return unknown(inv.Name, "invariant has no check function")
+	}
+	v := inv.check(tr, opts.withDefaults())
+	v.Invariant = inv.Name
+	return v
+}
+
+// All lists every invariant, in the order Check runs them.
+func All() []Invariant {
+	out := []Invariant{
+		{Name: NameEventualConvergence, Summary: "after the last fault and foreign write, every cache equals the server and desired == actual, within a bound", Contract: contractConvergence, check: eventualConvergence},
+		{Name: NameStableReconciliation, Summary: "once converged, the subject writes nothing more (Anvil's eventually stable reconciliation)", Contract: contractStable, check: stableReconciliation},
+		{Name: NamePerObjectOrder, Summary: "per watch stream and object, delivered RVs strictly increase; a handler never sees an object's RV go down", Contract: contractOrder, check: perObjectOrder},
+		{Name: NameDeleteRecreate, Summary: "a handler learns of every UID change of a key; no deletion after the recreation; tombstones carry the right key", Contract: contractDeleteRecreate, check: deleteRecreate},
+		{Name: NameNoLostDeletes, Summary: "an object deleted on the server leaves every cache and handler view", Contract: contractLostDeletes, check: noLostDeletes},
+		{Name: NameNoDuplicateChildren, Summary: "no create makes the subject's live children exceed the parent's spec.replicas", Contract: contractChildren, check: noDuplicateChildren},
+		{Name: NameNoLostUpdates, Summary: "no subject write reverts another actor's change it never observed", Contract: contractLostUpdates, check: noLostUpdates},
+		{Name: NameFinalizers, Summary: "nothing is left terminating on our finalizer; no child is created under a terminating owner", Contract: contractFinalizers, check: finalizers},
+	}
+	for _, s := range SignalNames() {
+		out = append(out, syncInvariant(s))
+	}
+	return out
+}
+
+// SubjectInvariants lists the invariants that judge the subject itself
+// (All without the sync-soundness ones).
+func SubjectInvariants() []Invariant {
+	var out []Invariant
+	for _, inv := range All() {
+		if !strings.HasPrefix(inv.Name, NameSyncSoundnessPrefix) {
+			out = append(out, inv)
+		}
+	}
+	return out
+}
+
+// Lookup returns the invariant named name.
+func Lookup(name string) (Invariant, bool) {
+	for _, inv := range All() {
+		if inv.Name == name {
+			return inv, true
+		}
+	}
+	return Invariant{}, false
+}
+
+// Check runs every invariant on tr with the default options. The
+// sync-soundness verdicts judge a signal, not the subject: a correct
+// subject may record a signal (quiescence, desired == actual) that the lab
+// shows to be unsound. SubjectInvariants are the ones a subject is judged by.
+func Check(tr *sim.Trace) []Verdict { return CheckWith(tr, Options{}) }
+
+// CheckWith runs every invariant on tr with opts.
+func CheckWith(tr *sim.Trace, opts Options) []Verdict {
+	invs := All()
+	out := make([]Verdict, 0, len(invs))
+	for _, inv := range invs {
+		out = append(out, inv.CheckWith(tr, opts))
+	}
+	return out
+}
+
+// EventualConvergence checks eventual-convergence with the default options.
+func EventualConvergence(tr *sim.Trace) Verdict { return mustLookup(NameEventualConvergence).Check(tr) }
+
+// StableReconciliation checks stable-reconciliation with the default options.
+func StableReconciliation(tr *sim.Trace) Verdict {
+	return mustLookup(NameStableReconciliation).Check(tr)
+}
+
+// PerObjectOrder checks per-object-order.
+func PerObjectOrder(tr *sim.Trace) Verdict { return mustLookup(NamePerObjectOrder).Check(tr) }
+
+// DeleteRecreate checks delete-recreate.
+func DeleteRecreate(tr *sim.Trace) Verdict { return mustLookup(NameDeleteRecreate).Check(tr) }
+
+// NoLostDeletes checks no-lost-deletes with the default options.
+func NoLostDeletes(tr *sim.Trace) Verdict { return mustLookup(NameNoLostDeletes).Check(tr) }
+
+// NoDuplicateChildren checks no-duplicate-children with the default options.
+func NoDuplicateChildren(tr *sim.Trace) Verdict { return mustLookup(NameNoDuplicateChildren).Check(tr) }
+
+// NoLostUpdates checks no-lost-updates.
+func NoLostUpdates(tr *sim.Trace) Verdict { return mustLookup(NameNoLostUpdates).Check(tr) }
+
+// Finalizers checks finalizers with the default options.
+func Finalizers(tr *sim.Trace) Verdict { return mustLookup(NameFinalizers).Check(tr) }
+
+func mustLookup(name string) Invariant {
+	inv, _ := Lookup(name)
+	return inv
+}

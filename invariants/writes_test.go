@@ -1,0 +1,179 @@
+package invariants_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cachelab/cachelab/invariants"
+	"github.com/cachelab/cachelab/invariants/tracebuild"
+)
+
+func TestCreatingExactlyTheDesiredPodsPassesNoDuplicateChildren(t *testing.T) {
+	wantStatus(t, invariants.NoDuplicateChildren(newHealthyRun().end().Trace("quiet")), invariants.Pass)
+}
+
+func TestThirdPodForTwoReplicasFailsNoDuplicateChildren(t *testing.T) {
+	// EDGE 22: the pods cache lags, the subject does not remember its
+	// creates (no expectations) and creates again.
+	h := newHealthyRun()
+	dup := h.b.Create(ctrl, tracebuild.Obj{Resource: "pods", Namespace: "ns", Name: "p-x", Owner: h.parent.UID})
+	_ = dup
+	dupPos := h.b.Last()
+	v := invariants.NoDuplicateChildren(h.end().Trace("quiet"))
+	wantStatus(t, v, invariants.Fail)
+	if v.Positions[0] != dupPos {
+		t.Fatalf("first position %d, want the duplicate create at %d", v.Positions[0], dupPos)
+	}
+	if !strings.Contains(v.Reason, "spec.replicas=2") {
+		t.Fatalf("reason should name the desired count: %q", v.Reason)
+	}
+}
+
+func TestReplacingADeletedPodPassesNoDuplicateChildren(t *testing.T) {
+	h := newHealthyRun()
+	h.b.Delete("user", "pods", "ns", "p-1")
+	h.b.Create(ctrl, tracebuild.Obj{Resource: "pods", Namespace: "ns", Name: "p-2", Owner: h.parent.UID})
+	wantStatus(t, invariants.NoDuplicateChildren(h.end().Trace("quiet")), invariants.Pass)
+}
+
+func TestScalingDownIsNotADuplicateButCreatingAfterItIs(t *testing.T) {
+	h := newHealthyRun()
+	p := h.parent
+	p.Replicas = tracebuild.Int(1)
+	h.b.Update("user", "update", p)
+	// Two live pods for replicas=1 is a scale-down in progress: fine.
+	wantStatus(t, invariants.NoDuplicateChildren(h.b.Trace("quiet")), invariants.Pass)
+	h.b.Delete(ctrl, "pods", "ns", "p-1")
+	h.b.Create(ctrl, tracebuild.Obj{Resource: "pods", Namespace: "ns", Name: "p-3", Owner: h.parent.UID})
+	wantStatus(t, invariants.NoDuplicateChildren(h.b.Trace("quiet")), invariants.Fail)
+}
+
+func TestOwnedConfigMapDoesNotCountAsAReplica(t *testing.T) {
+	h := newHealthyRun()
+	h.b.Create(ctrl, tracebuild.Obj{Resource: "configmaps", Namespace: "ns", Name: "p-config", Owner: h.parent.UID})
+	wantStatus(t, invariants.NoDuplicateChildren(h.end().Trace("quiet")), invariants.Pass)
+}
+
+func TestSubjectCreatingNoChildrenIsUnknownForNoDuplicateChildren(t *testing.T) {
+	b := tracebuild.New(ctrl)
+	o := b.Create("user", tracebuild.Obj{Resource: "configmaps", Name: "a"})
+	b.Handle(ctrl, "configmaps", "ADDED", o)
+	wantStatus(t, invariants.NoDuplicateChildren(b.Trace("quiet")), invariants.Unknown)
+}
+
+// versionRun: the user sets spec.version=v2 on the parent; what ctrl saw of
+// it is up to each test.
+func versionRun() (*healthyRun, tracebuild.Obj) {
+	h := newHealthyRun()
+	h.b.At(5 * sec)
+	p := h.parent
+	p.Spec = map[string]any{"version": "v2"}
+	p = h.b.Update("user", "update", p)
+	return h, p
+}
+
+func TestUpdateAfterObservingTheOtherWritePassesNoLostUpdates(t *testing.T) {
+	h, p := versionRun()
+	h.b.Handle(ctrl, "bellerophons", "MODIFIED", p)
+	p.Status = map[string]any{"readyReplicas": 2}
+	h.b.Update(ctrl, "update", p)
+	wantStatus(t, invariants.NoLostUpdates(h.end().Trace("quiet")), invariants.Pass)
+}
+
+func TestUpdateFromAStaleCopyRevertingTheUsersChangeFailsNoLostUpdates(t *testing.T) {
+	// EDGE 25/26: ctrl writes its stale copy (no version field) back
+	// without a resourceVersion precondition.
+	h, _ := versionRun()
+	userWrite := h.b.Last()
+	stale := h.parent
+	stale.Status = map[string]any{"readyReplicas": 2}
+	h.b.Update(ctrl, "update", stale)
+	lost := h.b.Last()
+	v := invariants.NoLostUpdates(h.end().Trace("quiet"))
+	wantStatus(t, v, invariants.Fail)
+	wantPositions(t, v, lost, userWrite)
+	if !strings.Contains(v.Reason, "spec.version") {
+		t.Fatalf("reason should name the reverted field: %q", v.Reason)
+	}
+}
+
+func TestStatusWriteKeepingTheUsersSpecPassesNoLostUpdates(t *testing.T) {
+	// A status-subresource write is stored with the server's spec: nothing
+	// is reverted even from a stale copy.
+	h, p := versionRun()
+	p.Status = map[string]any{"readyReplicas": 2}
+	h.b.Update(ctrl, "update", p)
+	wantStatus(t, invariants.NoLostUpdates(h.end().Trace("quiet")), invariants.Pass)
+}
+
+func TestFreshGetBeforeTheWriteCountsAsObservedForNoLostUpdates(t *testing.T) {
+	h, _ := versionRun()
+	h.b.Request(ctrl, "get", "bellerophons", "ns", "p", 200)
+	// A deliberate revert after a fresh read is not a lost update.
+	h.b.Update(ctrl, "update", h.parent)
+	wantStatus(t, invariants.NoLostUpdates(h.end().Trace("quiet")), invariants.Pass)
+}
+
+func TestSubjectWithoutUpdatesIsUnknownForNoLostUpdates(t *testing.T) {
+	wantStatus(t, invariants.NoLostUpdates(newHealthyRun().end().Trace("quiet")), invariants.Unknown)
+}
+
+const fin = "lab.cachelab.dev/backup"
+
+// finalizerRun: ctrl adds its finalizer to the parent, then the user
+// deletes the parent (it becomes terminating).
+func finalizerRun() (*healthyRun, tracebuild.Obj) {
+	h := newHealthyRun()
+	h.b.At(5 * sec)
+	p := h.parent
+	p.Finalizers = []string{fin}
+	h.b.Update(ctrl, "update", p)
+	h.b.At(6 * sec)
+	p = h.b.Delete("user", "bellerophons", "ns", "p")
+	return h, p
+}
+
+func TestFinalizerRemovedAfterCleanupPassesFinalizers(t *testing.T) {
+	h, p := finalizerRun()
+	h.b.Handle(ctrl, "bellerophons", "MODIFIED", p)
+	p.Finalizers = nil
+	h.b.Update(ctrl, "update", p) // removes the last finalizer: the object goes
+	wantStatus(t, invariants.Finalizers(h.end().Trace("quiet")), invariants.Pass)
+}
+
+func TestObjectLeftTerminatingOnOurFinalizerFailsFinalizers(t *testing.T) {
+	h, _ := finalizerRun()
+	marked := h.b.Last()
+	v := invariants.Finalizers(h.end().Trace("quiet"))
+	wantStatus(t, v, invariants.Fail)
+	wantPositions(t, v, marked)
+}
+
+func TestChildCreatedUnderATerminatingOwnerFailsFinalizers(t *testing.T) {
+	h, p := finalizerRun()
+	marked := h.b.Last()
+	h.b.Create(ctrl, tracebuild.Obj{Resource: "pods", Namespace: "ns", Name: "p-9", Owner: p.UID})
+	bad := h.b.Last()
+	p.Finalizers = nil
+	h.b.Update(ctrl, "update", p)
+	v := invariants.Finalizers(h.end().Trace("quiet"))
+	wantStatus(t, v, invariants.Fail)
+	wantPositions(t, v, bad, marked)
+}
+
+func TestOthersFinalizersLeftTerminatingAreNotOursToRemove(t *testing.T) {
+	h := newHealthyRun()
+	p := h.parent
+	p.Finalizers = []string{"someone.else/hold"}
+	h.b.Update("user", "update", p)
+	h.b.Delete("user", "bellerophons", "ns", "p")
+	wantStatus(t, invariants.Finalizers(h.end().Trace("quiet")), invariants.Pass)
+}
+
+func TestNoFinalizerAndNoOwnedCreateIsUnknownForFinalizers(t *testing.T) {
+	b := tracebuild.New(ctrl)
+	o := b.Create("user", tracebuild.Obj{Resource: "configmaps", Name: "a"})
+	b.Handle(ctrl, "configmaps", "ADDED", o)
+	b.Final()
+	wantStatus(t, invariants.Finalizers(b.Trace("quiet")), invariants.Unknown)
+}
