@@ -1,0 +1,338 @@
+package store
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// kindRules is what the store knows of a kind beyond its Go type: the
+// parts of kube-apiserver's registry strategy it models.
+type kindRules struct {
+	// nameFn validates metadata.name (the strategy's name rule).
+	nameFn apivalidation.ValidateNameFunc
+	// generation is true when the kind has metadata.generation (set to 1
+	// on create, bumped on spec changes).
+	generation bool
+	// fields adds the kind's selectable fields to metadata.name and
+	// metadata.namespace.
+	fields func(obj runtime.Object, set fields.Set)
+	// prepareCreate resets what a create may not set (status defaults).
+	prepareCreate func(obj runtime.Object)
+	// validate checks required fields of the kind.
+	validate func(obj runtime.Object) field.ErrorList
+}
+
+// builtin describes one built-in resource served from the scheme.
+type builtin struct {
+	gvk        schema.GroupVersionKind
+	namespaced bool
+	hasStatus  bool
+	rules      kindRules
+}
+
+// builtins are the resources New serves. Their Go types, list types and
+// resource names come from the scheme; this table holds only what a scheme
+// does not know (scope, status subresource, strategy rules).
+var builtins = []builtin{
+	{gvk: corev1.SchemeGroupVersion.WithKind("Namespace"), namespaced: false, hasStatus: true, rules: kindRules{
+		nameFn: apivalidation.ValidateNamespaceName,
+		fields: func(obj runtime.Object, set fields.Set) {
+			set["status.phase"] = string(obj.(*corev1.Namespace).Status.Phase)
+		},
+		prepareCreate: func(obj runtime.Object) {
+			obj.(*corev1.Namespace).Status = corev1.NamespaceStatus{Phase: corev1.NamespaceActive}
+		},
+	}},
+	{gvk: corev1.SchemeGroupVersion.WithKind("ConfigMap"), namespaced: true, rules: kindRules{
+		nameFn: apivalidation.NameIsDNSSubdomain,
+		validate: func(obj runtime.Object) field.ErrorList {
+			cm := obj.(*corev1.ConfigMap)
+			return validateDataKeys(sortedKeys(cm.Data), sortedKeys(cm.BinaryData))
+		},
+	}},
+	{gvk: corev1.SchemeGroupVersion.WithKind("Secret"), namespaced: true, rules: kindRules{
+		nameFn: apivalidation.NameIsDNSSubdomain,
+		fields: func(obj runtime.Object, set fields.Set) {
+			set["type"] = string(obj.(*corev1.Secret).Type)
+		},
+		validate: func(obj runtime.Object) field.ErrorList {
+			s := obj.(*corev1.Secret)
+			return validateDataKeys(sortedKeys(s.Data), sortedKeys(s.StringData))
+		},
+	}},
+	{gvk: corev1.SchemeGroupVersion.WithKind("Pod"), namespaced: true, hasStatus: true, rules: kindRules{
+		nameFn:     apivalidation.NameIsDNSSubdomain,
+		generation: true,
+		fields: func(obj runtime.Object, set fields.Set) {
+			p := obj.(*corev1.Pod)
+			set["spec.nodeName"] = p.Spec.NodeName
+			set["spec.restartPolicy"] = string(p.Spec.RestartPolicy)
+			set["spec.schedulerName"] = p.Spec.SchedulerName
+			set["spec.serviceAccountName"] = p.Spec.ServiceAccountName
+			set["spec.hostNetwork"] = strconv.FormatBool(p.Spec.HostNetwork)
+			set["status.phase"] = string(p.Status.Phase)
+			set["status.podIP"] = p.Status.PodIP
+			set["status.nominatedNodeName"] = p.Status.NominatedNodeName
+		},
+		prepareCreate: func(obj runtime.Object) {
+			obj.(*corev1.Pod).Status = corev1.PodStatus{Phase: corev1.PodPending}
+		},
+		validate: func(obj runtime.Object) field.ErrorList {
+			p := obj.(*corev1.Pod)
+			var errs field.ErrorList
+			path := field.NewPath("spec", "containers")
+			if len(p.Spec.Containers) == 0 {
+				errs = append(errs, field.Required(path, ""))
+			}
+			for i, c := range p.Spec.Containers {
+				if c.Name == "" {
+					errs = append(errs, field.Required(path.Index(i).Child("name"), ""))
+				} else {
+					for _, msg := range validation.IsDNS1123Label(c.Name) {
+						errs = append(errs, field.Invalid(path.Index(i).Child("name"), c.Name, msg))
+					}
+				}
+				if c.Image == "" {
+					errs = append(errs, field.Required(path.Index(i).Child("image"), ""))
+				}
+			}
+			return errs
+		},
+	}},
+	{gvk: corev1.SchemeGroupVersion.WithKind("Event"), namespaced: true, rules: kindRules{
+		nameFn: apivalidation.NameIsDNSSubdomain,
+		fields: func(obj runtime.Object, set fields.Set) {
+			e := obj.(*corev1.Event)
+			set["involvedObject.kind"] = e.InvolvedObject.Kind
+			set["involvedObject.namespace"] = e.InvolvedObject.Namespace
+			set["involvedObject.name"] = e.InvolvedObject.Name
+			set["involvedObject.uid"] = string(e.InvolvedObject.UID)
+			set["involvedObject.apiVersion"] = e.InvolvedObject.APIVersion
+			set["involvedObject.resourceVersion"] = e.InvolvedObject.ResourceVersion
+			set["involvedObject.fieldPath"] = e.InvolvedObject.FieldPath
+			set["reason"] = e.Reason
+			set["reportingComponent"] = e.ReportingController
+			set["source"] = e.Source.Component
+			set["type"] = e.Type
+		},
+	}},
+	{gvk: eventsv1.SchemeGroupVersion.WithKind("Event"), namespaced: true, rules: kindRules{
+		nameFn: apivalidation.NameIsDNSSubdomain,
+		fields: func(obj runtime.Object, set fields.Set) {
+			e := obj.(*eventsv1.Event)
+			set["regarding.kind"] = e.Regarding.Kind
+			set["regarding.namespace"] = e.Regarding.Namespace
+			set["regarding.name"] = e.Regarding.Name
+			set["regarding.uid"] = string(e.Regarding.UID)
+			set["regarding.apiVersion"] = e.Regarding.APIVersion
+			set["regarding.resourceVersion"] = e.Regarding.ResourceVersion
+			set["regarding.fieldPath"] = e.Regarding.FieldPath
+			set["reason"] = e.Reason
+			set["reportingController"] = e.ReportingController
+			set["type"] = e.Type
+		},
+		validate: func(obj runtime.Object) field.ErrorList {
+			e := obj.(*eventsv1.Event)
+			if e.EventTime.IsZero() {
+				return field.ErrorList{field.Required(field.NewPath("eventTime"), "")}
+			}
+			return nil
+		},
+	}},
+}
+
+// sortedKeys returns the keys of a map, sorted.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// validateDataKeys checks ConfigMap and Secret data keys.
+func validateDataKeys(data, binary []string) field.ErrorList {
+	var errs field.ErrorList
+	for _, k := range data {
+		for _, msg := range validation.IsConfigMapKey(k) {
+			errs = append(errs, field.Invalid(field.NewPath("data").Key(k), k, msg))
+		}
+	}
+	for _, k := range binary {
+		for _, msg := range validation.IsConfigMapKey(k) {
+			errs = append(errs, field.Invalid(field.NewPath("binaryData").Key(k), k, msg))
+		}
+	}
+	return errs
+}
+
+// resState is one served resource and its current objects.
+type resState struct {
+	Resource
+	gvk   schema.GroupVersionKind
+	rules kindRules
+	// typed is true for built-ins served as their Go types.
+	typed bool
+	// goType is the Go type of a typed resource's objects (a pointer).
+	goType reflect.Type
+	// registryPrefix is the etcd key prefix kube-apiserver would use, for
+	// error messages ("/registry/pods/").
+	registryPrefix string
+	// objects holds the current, immutable state of every object by key
+	// (objectKey).
+	objects map[string]runtime.Object
+	// keys caches the sorted keys of objects; keysDirty says it is stale.
+	keys      []string
+	keysDirty bool
+	// fieldLabels are the field labels field selectors may use.
+	fieldLabels map[string]bool
+}
+
+// groupResource returns the resource's GroupResource, for errors.
+func (r *resState) groupResource() schema.GroupResource { return r.GVR.GroupResource() }
+
+// objectKey is the key of an object in resState.objects: "ns/name", with
+// ns empty for cluster-scoped resources. Keys sort by namespace, then name.
+func objectKey(ns, name string) string { return ns + "/" + name }
+
+// sortedKeys returns the keys of the resource's current objects, sorted.
+func (r *resState) sortedKeys() []string {
+	if r.keysDirty {
+		r.keys = r.keys[:0]
+		for k := range r.objects {
+			r.keys = append(r.keys, k)
+		}
+		sort.Strings(r.keys)
+		r.keysDirty = false
+	}
+	return r.keys
+}
+
+// newObject returns an empty object of the resource's kind, with its
+// TypeMeta set.
+func (r *resState) newObject(s *Store) runtime.Object {
+	if !r.typed {
+		u := &unstructured.Unstructured{Object: map[string]any{}}
+		u.SetGroupVersionKind(r.gvk)
+		return u
+	}
+	obj, err := s.scheme.New(r.gvk)
+	if err != nil {
+		panic(fmt.Sprintf("store: scheme lost kind %v: %v", r.gvk, err)) // registered at New
+	}
+	obj.GetObjectKind().SetGroupVersionKind(r.gvk)
+	return obj
+}
+
+// newList returns an empty list of the resource's kind.
+func (r *resState) newList(s *Store) runtime.Object {
+	listGVK := r.gvk.GroupVersion().WithKind(r.ListKind)
+	if !r.typed {
+		l := &unstructured.UnstructuredList{Object: map[string]any{}}
+		l.SetGroupVersionKind(listGVK)
+		return l
+	}
+	obj, err := s.scheme.New(listGVK)
+	if err != nil {
+		panic(fmt.Sprintf("store: scheme lost kind %v: %v", listGVK, err)) // registered at New
+	}
+	obj.GetObjectKind().SetGroupVersionKind(listGVK)
+	return obj
+}
+
+// fieldSet returns the selectable fields of obj.
+func (r *resState) fieldSet(obj runtime.Object) fields.Set {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return fields.Set{}
+	}
+	set := fields.Set{"metadata.name": m.GetName()}
+	if r.Namespaced {
+		set["metadata.namespace"] = m.GetNamespace()
+	}
+	if r.rules.fields != nil {
+		r.rules.fields(obj, set)
+	}
+	return set
+}
+
+// supportedFields returns the field labels a field selector may use.
+func (r *resState) supportedFields(s *Store) map[string]bool {
+	set := r.fieldSet(r.newObject(s))
+	out := make(map[string]bool, len(set))
+	for k := range set {
+		out[k] = true
+	}
+	return out
+}
+
+// convertIn turns a caller's object into a fresh copy of the resource's
+// representation (its Go type, or unstructured), checking its kind.
+func (s *Store) convertIn(r *resState, obj runtime.Object) (runtime.Object, error) {
+	if obj == nil || reflect.ValueOf(obj).IsNil() {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("no %s object given", r.Kind))
+	}
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	if !gvk.Empty() && gvk != r.gvk {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: the object's apiVersion/kind %s does not match the resource %s (want %s)",
+			gvk.Kind, gvk.Version, r.Kind, gvk.GroupVersion().String()+"/"+gvk.Kind, r.GVR.String(), r.gvk.GroupVersion().String()+"/"+r.Kind))
+	}
+	if r.typed {
+		if reflect.TypeOf(obj) == r.goType {
+			out := obj.DeepCopyObject()
+			out.GetObjectKind().SetGroupVersionKind(r.gvk)
+			return out, nil
+		}
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("%T cannot be handled as a %s (want %v or *unstructured.Unstructured)", obj, r.Kind, r.goType))
+		}
+		out := r.newObject(s)
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.UnstructuredContent(), out); err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", r.Kind, r.gvk.Version, r.Kind, err))
+		}
+		out.GetObjectKind().SetGroupVersionKind(r.gvk)
+		return out, nil
+	}
+	var content map[string]any
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		content = runtime.DeepCopyJSON(u.UnstructuredContent())
+	} else {
+		c, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("%T cannot be handled as a %s: %v", obj, r.Kind, err))
+		}
+		content = c
+	}
+	out := &unstructured.Unstructured{Object: content}
+	out.SetGroupVersionKind(r.gvk)
+	if md, ok := content["metadata"]; ok {
+		if _, isMap := md.(map[string]any); !isMap {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("%s: metadata must be an object, got %T", r.Kind, md))
+		}
+	}
+	return out, nil
+}
+
+// registryPrefix returns kube-apiserver's etcd key prefix for a resource.
+func registryPrefix(gvr schema.GroupVersionResource) string {
+	if gvr.Group == "" || gvr.Group == "events.k8s.io" {
+		return "/registry/" + gvr.Resource + "/"
+	}
+	return "/registry/" + gvr.Group + "/" + gvr.Resource + "/"
+}

@@ -1,0 +1,474 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/api/validation/path"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// optimisticLockErrorMsg is kube-apiserver's message for a stale
+// resourceVersion (registry.OptimisticLockErrorMsg).
+const optimisticLockErrorMsg = "the object has been modified; please apply your changes to the latest version and try again"
+
+// errRVSetOnCreate is etcd3's storage.ErrResourceVersionSetOnCreate, which
+// kube-apiserver answers as a 500.
+var errRVSetOnCreate = &apierrors.StatusError{ErrStatus: metav1.Status{
+	Status:  metav1.StatusFailure,
+	Code:    500,
+	Reason:  metav1.StatusReasonUnknown,
+	Message: "resourceVersion should not be set on objects to be created",
+}}
+
+// nameAlphabet is the alphabet of generated name suffixes
+// (k8s.io/apiserver/pkg/storage/names).
+const nameAlphabet = "bcdfghjklmnpqrstvwxz2456789"
+
+// generateName returns base plus a deterministic 5-character suffix.
+func (s *Store) generateName(base string) string {
+	const maxGeneratedNameLength = 63 - 5
+	if len(base) > maxGeneratedNameLength {
+		base = base[:maxGeneratedNameLength]
+	}
+	s.nameSeq++
+	n := s.nameSeq
+	suffix := make([]byte, 5)
+	for i := 4; i >= 0; i-- {
+		suffix[i] = nameAlphabet[n%int64(len(nameAlphabet))]
+		n /= int64(len(nameAlphabet))
+	}
+	return base + string(suffix)
+}
+
+// newUID returns the next deterministic UID.
+func (s *Store) newUID() types.UID {
+	s.uidSeq++
+	return types.UID(fmt.Sprintf("00000000-0000-0000-0000-%012d", s.uidSeq))
+}
+
+// ensureNamespace is rest.EnsureObjectNamespaceMatchesRequestNamespace.
+func ensureNamespace(r *resState, ns string, m metav1.Object) error {
+	objNS := m.GetNamespace()
+	switch {
+	case objNS == ns:
+		return nil
+	case objNS == "":
+		m.SetNamespace(ns)
+		return nil
+	case ns == "" && !r.Namespaced:
+		m.SetNamespace("")
+		return nil
+	case ns == "":
+		// A namespaced request without a namespace: take the object's
+		// (the REST path always has one; this keeps Go callers simple).
+		return nil
+	default:
+		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+}
+
+// validate runs the strategy's and the common validation of a new object.
+func (s *Store) validateObject(r *resState, obj runtime.Object, m metav1.Object) field.ErrorList {
+	errs := apivalidation.ValidateObjectMetaAccessor(m, r.Namespaced, r.rules.nameFn, field.NewPath("metadata"))
+	errs = append(errs, s.validateSpec(r, obj)...)
+	if len(errs) == 0 {
+		errs = append(errs, apivalidation.ValidateObjectMetaAccessor(m, r.Namespaced, path.ValidatePathSegmentName, field.NewPath("metadata"))...)
+	}
+	return errs
+}
+
+// validateSpec runs the kind's own validation (and a CRD's Validate).
+func (s *Store) validateSpec(r *resState, obj runtime.Object) field.ErrorList {
+	var errs field.ErrorList
+	if r.rules.validate != nil {
+		errs = append(errs, r.rules.validate(obj)...)
+	}
+	if u, ok := obj.(*unstructured.Unstructured); ok && r.Validate != nil {
+		errs = append(errs, r.Validate(u)...)
+	}
+	return errs
+}
+
+// Create stores a new object in namespace ns (ignored for cluster-scoped
+// resources; an object's own namespace, if set, must match). It assigns
+// name (from generateName), UID, resourceVersion, creationTimestamp and
+// generation, and resets status as the real strategies do. It returns the
+// created object and its ADDED event (followed by GC events if every owner
+// in its ownerReferences is already gone).
+// Errors: 404 unknown resource, 409 AlreadyExists, 422 Invalid (bad name,
+// missing fields, Validate), 400 BadRequest (wrong kind, namespace
+// mismatch), 500 when resourceVersion is set.
+func (s *Store) Create(gvr schema.GroupVersionResource, ns string, obj runtime.Object, opts metav1.CreateOptions) (runtime.Object, []Event, error) {
+	r, err := s.resource(gvr)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkDryRun(opts.DryRun); err != nil {
+		return nil, nil, err
+	}
+	o, err := s.convertIn(r, obj)
+	if err != nil {
+		return nil, nil, err
+	}
+	m := mustAccessor(o)
+	if err := ensureNamespace(r, requestNamespace(r, ns), m); err != nil {
+		return nil, nil, err
+	}
+	if m.GetGenerateName() != "" && m.GetName() == "" {
+		m.SetName(s.generateName(m.GetGenerateName()))
+	}
+	// rest.FillObjectMetaSystemFields and the strategies' PrepareForCreate.
+	m.SetCreationTimestamp(s.now())
+	m.SetDeletionTimestamp(nil)
+	m.SetDeletionGracePeriodSeconds(nil)
+	m.SetManagedFields(nil)
+	m.SetSelfLink("")
+	if r.rules.generation {
+		m.SetGeneration(1)
+	} else {
+		m.SetGeneration(0)
+	}
+	if r.HasStatus {
+		setStatus(o, nil)
+	}
+	if r.rules.prepareCreate != nil {
+		r.rules.prepareCreate(o)
+	}
+	if errs := s.validateObject(r, o, m); len(errs) > 0 {
+		return nil, nil, apierrors.NewInvalid(r.gvk.GroupKind(), m.GetName(), errs)
+	}
+	if m.GetResourceVersion() != "" {
+		return nil, nil, errRVSetOnCreate
+	}
+	key := objectKey(m.GetNamespace(), m.GetName())
+	if _, exists := r.objects[key]; exists {
+		return nil, nil, apierrors.NewAlreadyExists(r.groupResource(), m.GetName())
+	}
+	m.SetUID(s.newUID())
+	ev := s.commit(r, key, o, "create", "", false)
+	events := []Event{ev}
+	// The garbage collector deletes a new object whose owners are all gone.
+	events = s.collectIfOrphaned(objRef{r, key}, events)
+	return o.DeepCopyObject(), events, nil
+}
+
+// checkDryRun refuses dry runs, which the store does not model.
+func checkDryRun(dryRun []string) error {
+	if len(dryRun) == 0 {
+		return nil
+	}
+	return apierrors.NewBadRequest(fmt.Sprintf("dryRun %v is not supported by cachelab's store", dryRun))
+}
+
+// Update replaces an object. With subresource "" it follows the
+// status-subresource rules of Resource.HasStatus (status is kept from the
+// stored object); with "status" only the status changes. A set, stale
+// resourceVersion gets 409 Conflict; an empty one is an unconditional
+// update for built-ins and 422 for custom resources, as kube-apiserver
+// does. An update that changes nothing writes nothing (no event, same
+// resourceVersion). An update that removes the last finalizer of a
+// terminating object deletes it (one DELETED event with the last stored
+// state, then any GC events).
+func (s *Store) Update(gvr schema.GroupVersionResource, ns string, obj runtime.Object, opts metav1.UpdateOptions, subresource string) (runtime.Object, []Event, error) {
+	r, err := s.resource(gvr)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkDryRun(opts.DryRun); err != nil {
+		return nil, nil, err
+	}
+	if err := checkSubresource(r, subresource); err != nil {
+		return nil, nil, err
+	}
+	o, err := s.convertIn(r, obj)
+	if err != nil {
+		return nil, nil, err
+	}
+	m := mustAccessor(o)
+	if m.GetName() == "" {
+		return nil, nil, apierrors.NewBadRequest("name is required for an update (metadata.name is empty)")
+	}
+	if err := ensureNamespace(r, requestNamespace(r, ns), m); err != nil {
+		return nil, nil, err
+	}
+	return s.update(r, objectKey(m.GetNamespace(), m.GetName()), o, subresource, "update")
+}
+
+// checkSubresource answers 404 for subresources the resource lacks.
+func checkSubresource(r *resState, sub string) error {
+	switch {
+	case sub == "":
+		return nil
+	case sub == "status" && r.HasStatus:
+		return nil
+	}
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    404,
+		Reason:  metav1.StatusReasonNotFound,
+		Message: fmt.Sprintf("the server could not find the requested resource (%s has no subresource %q)", r.GVR.Resource, sub),
+	}}
+}
+
+// update applies the new state o (a copy the store owns) of key.
+func (s *Store) update(r *resState, key string, o runtime.Object, sub, verb string) (runtime.Object, []Event, error) {
+	m := mustAccessor(o)
+	old, ok := r.objects[key]
+	if !ok {
+		return nil, nil, apierrors.NewNotFound(r.groupResource(), m.GetName())
+	}
+	oldM := mustAccessor(old)
+	switch rv := m.GetResourceVersion(); {
+	case rv == "" && r.typed:
+		m.SetResourceVersion(oldM.GetResourceVersion()) // AllowUnconditionalUpdate
+	case rv == "":
+		return nil, nil, apierrors.NewInvalid(schema.GroupKind{Group: r.GVR.Group, Kind: r.GVR.Resource}, m.GetName(),
+			field.ErrorList{field.Invalid(field.NewPath("metadata").Child("resourceVersion"), 0, "must be specified for an update")})
+	default:
+		if _, err := strconv.ParseUint(rv, 10, 64); err != nil {
+			return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version %q: must be an unsigned integer", rv))
+		}
+		if rv != oldM.GetResourceVersion() {
+			return nil, nil, apierrors.NewConflict(r.groupResource(), m.GetName(), errors.New(optimisticLockErrorMsg))
+		}
+	}
+	// rest.BeforeUpdate and the strategies' PrepareForUpdate.
+	m.SetGeneration(oldM.GetGeneration())
+	if sub == "status" {
+		// Status updates change nothing but status.
+		st := getStatus(o)
+		o = old.DeepCopyObject()
+		m = mustAccessor(o)
+		setStatus(o, st)
+	} else if r.HasStatus {
+		setStatus(o, getStatus(old))
+	}
+	if m.GetUID() == "" {
+		m.SetUID(oldM.GetUID())
+	}
+	m.SetCreationTimestamp(oldM.GetCreationTimestamp())
+	if oldM.GetDeletionTimestamp() != nil {
+		m.SetDeletionTimestamp(oldM.GetDeletionTimestamp())
+	}
+	if oldM.GetDeletionGracePeriodSeconds() != nil && m.GetDeletionGracePeriodSeconds() == nil {
+		m.SetDeletionGracePeriodSeconds(oldM.GetDeletionGracePeriodSeconds())
+	}
+	m.SetManagedFields(nil)
+	m.SetSelfLink("")
+	if r.rules.generation && sub != "status" && specChanged(r, old, o) {
+		m.SetGeneration(oldM.GetGeneration() + 1)
+	}
+	errs := apivalidation.ValidateObjectMetaAccessorUpdate(m, oldM, field.NewPath("metadata"))
+	errs = append(errs, s.validateSpec(r, o)...)
+	if len(errs) > 0 {
+		return nil, nil, apierrors.NewInvalid(r.gvk.GroupKind(), m.GetName(), errs)
+	}
+	if apiequality.Semantic.DeepEqual(old, o) {
+		return old.DeepCopyObject(), nil, nil // etcd3 GuaranteedUpdate skips no-op writes
+	}
+	if m.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) == 0 {
+		// Store.Update: errEmptiedFinalizers, then deleteWithoutFinalizers:
+		// the object goes with its last stored state.
+		ev := s.commit(r, key, nil, verb, sub, false)
+		events := s.afterRemoval(ev, []Event{ev})
+		return ev.Object.DeepCopyObject(), events, nil
+	}
+	ev := s.commit(r, key, o, verb, sub, false)
+	events := []Event{ev}
+	events = s.afterUpdate(objRef{r, key}, events)
+	return o.DeepCopyObject(), events, nil
+}
+
+// getStatus returns a copy of obj's status (nil if it has none).
+func getStatus(obj runtime.Object) any {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		st, ok := u.Object["status"]
+		if !ok {
+			return nil
+		}
+		return runtime.DeepCopyJSONValue(st)
+	}
+	f := reflect.ValueOf(obj).Elem().FieldByName("Status")
+	if !f.IsValid() {
+		return nil
+	}
+	cp := reflect.New(f.Type()).Elem()
+	cp.Set(f)
+	return cp.Interface() // shallow: the caller only sets it into a fresh copy
+}
+
+// setStatus replaces obj's status with st (nil resets it).
+func setStatus(obj runtime.Object, st any) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		if st == nil {
+			delete(u.Object, "status")
+		} else {
+			u.Object["status"] = runtime.DeepCopyJSONValue(st)
+		}
+		return
+	}
+	f := reflect.ValueOf(obj).Elem().FieldByName("Status")
+	if !f.IsValid() || !f.CanSet() {
+		return
+	}
+	if st == nil {
+		f.Set(reflect.Zero(f.Type()))
+		return
+	}
+	// Deep copy through the object's own DeepCopy: copy the status into a
+	// scratch object and take it from there.
+	f.Set(reflect.ValueOf(st))
+	cp := obj.DeepCopyObject()
+	f.Set(reflect.ValueOf(cp).Elem().FieldByName("Status"))
+}
+
+// specChanged reports whether anything but metadata (and status, for
+// resources with a status subresource) differs between old and cur.
+func specChanged(r *resState, old, cur runtime.Object) bool {
+	if ou, ok := old.(*unstructured.Unstructured); ok {
+		cu := cur.(*unstructured.Unstructured)
+		strip := func(m map[string]any) map[string]any {
+			out := make(map[string]any, len(m))
+			for k, v := range m {
+				switch k {
+				case "metadata", "apiVersion", "kind":
+					continue
+				case "status":
+					if r.HasStatus {
+						continue
+					}
+				}
+				out[k] = v
+			}
+			return out
+		}
+		return !apiequality.Semantic.DeepEqual(strip(ou.Object), strip(cu.Object))
+	}
+	ov, cv := reflect.ValueOf(old).Elem(), reflect.ValueOf(cur).Elem()
+	t := ov.Type()
+	for i := 0; i < t.NumField(); i++ {
+		switch t.Field(i).Name {
+		case "TypeMeta", "ObjectMeta", "Status":
+			continue
+		}
+		if !apiequality.Semantic.DeepEqual(ov.Field(i).Interface(), cv.Field(i).Interface()) {
+			return true
+		}
+	}
+	return false
+}
+
+// Delete deletes ns/name, honouring preconditions (409 Conflict when the UID
+// or resourceVersion differ) and the propagation policy (default
+// Background; Foreground; Orphan). An object with finalizers (or deleted
+// with Foreground or Orphan, whose finalizers the server adds) is only
+// marked (deletionTimestamp, deletionGracePeriodSeconds 0) and returned as
+// it is now; otherwise the last state is returned. Dependents are garbage
+// collected in the same call (events with ByGC). Deleting a terminating
+// object writes nothing and returns it.
+func (s *Store) Delete(gvr schema.GroupVersionResource, ns, name string, opts metav1.DeleteOptions) (runtime.Object, []Event, error) {
+	r, err := s.resource(gvr)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkDryRun(opts.DryRun); err != nil {
+		return nil, nil, err
+	}
+	if errs := metav1validation.ValidateDeleteOptions(&opts); len(errs) > 0 {
+		return nil, nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}, "", errs)
+	}
+	key := objectKey(requestNamespace(r, ns), name)
+	cur, ok := r.objects[key]
+	if !ok {
+		return nil, nil, apierrors.NewNotFound(r.groupResource(), name)
+	}
+	if err := s.checkPreconditions(r, key, cur, opts.Preconditions); err != nil {
+		return nil, nil, err
+	}
+	policy := metav1.DeletePropagationBackground
+	if opts.PropagationPolicy != nil {
+		policy = *opts.PropagationPolicy
+	} else if opts.OrphanDependents != nil && *opts.OrphanDependents {
+		policy = metav1.DeletePropagationOrphan
+	}
+	out, events := s.deleteObject(objRef{r, key}, policy, false, nil)
+	return out.DeepCopyObject(), events, nil
+}
+
+// checkPreconditions is storage.Preconditions.Check, answered as
+// storeerr.InterpretDeleteError does (409 Conflict).
+func (s *Store) checkPreconditions(r *resState, key string, cur runtime.Object, p *metav1.Preconditions) error {
+	if p == nil {
+		return nil
+	}
+	m := mustAccessor(cur)
+	var msg string
+	switch {
+	case p.UID != nil && *p.UID != m.GetUID():
+		msg = fmt.Sprintf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, m.GetUID())
+	case p.ResourceVersion != nil && *p.ResourceVersion != m.GetResourceVersion():
+		msg = fmt.Sprintf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, m.GetResourceVersion())
+	default:
+		return nil
+	}
+	storageErr := fmt.Errorf("StorageError: invalid object, Code: 4, Key: %s%s, ResourceVersion: 0, AdditionalErrorMsg: %s", r.registryPrefix, registryKey(r, key), msg)
+	return apierrors.NewConflict(r.groupResource(), m.GetName(), storageErr)
+}
+
+// registryKey turns an objectKey into the tail of an etcd key.
+func registryKey(r *resState, key string) string {
+	if r.Namespaced {
+		return key
+	}
+	return key[1:]
+}
+
+// DeleteCollection deletes every object of gvr in ns matching lo's
+// selectors, as Delete does for each (in key order). lo's resourceVersion,
+// limit and continue are ignored as kube-apiserver ignores them here.
+func (s *Store) DeleteCollection(gvr schema.GroupVersionResource, ns string, opts metav1.DeleteOptions, lo metav1.ListOptions) ([]Event, error) {
+	r, err := s.resource(gvr)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkDryRun(opts.DryRun); err != nil {
+		return nil, err
+	}
+	if errs := metav1validation.ValidateDeleteOptions(&opts); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}, "", errs)
+	}
+	match, err := s.selector(r, requestNamespace(r, ns), lo.LabelSelector, lo.FieldSelector)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, it := range s.snapshotAt(r, requestNamespace(r, ns), s.rv) {
+		if match(it.obj) {
+			names = append(names, mustAccessor(it.obj).GetName())
+		}
+	}
+	var events []Event
+	for _, name := range names {
+		if _, ok := r.objects[objectKey(requestNamespace(r, ns), name)]; !ok {
+			continue // collected already, as a dependent of an earlier one
+		}
+		_, evs, err := s.Delete(gvr, ns, name, metav1.DeleteOptions{PropagationPolicy: opts.PropagationPolicy, OrphanDependents: opts.OrphanDependents, GracePeriodSeconds: opts.GracePeriodSeconds})
+		if err != nil {
+			return events, err
+		}
+		events = append(events, evs...)
+	}
+	return events, nil
+}
