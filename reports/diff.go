@@ -1,0 +1,282 @@
+package reports
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cachelab/cachelab/invariants"
+	"github.com/cachelab/cachelab/sim"
+)
+
+// failureView is what the report shows about the first failure: where it
+// happened and how each cache differed from the server there.
+type failureView struct {
+	// Invariant is the failed invariant whose evidence comes first.
+	Invariant string
+	// Pos is the first trace position the failed verdicts cite; -1 when
+	// they cite none.
+	Pos int
+	// At is the virtual time of Pos.
+	At string
+	// Reason and Detail are the verdict's.
+	Reason, Detail string
+	// Objects names the objects involved ("pods default/web-1").
+	Objects []string
+	// Caches are the cache-vs-server comparisons, one per cache.
+	Caches []cacheDiff
+	// Note says why there is no comparison, when there is none.
+	Note string
+}
+
+// cacheDiff compares one cache snapshot with the server at the same
+// position.
+type cacheDiff struct {
+	// Title says which cache, which snapshot and which server state.
+	Title string
+	// Summary is one line per object in plain words.
+	Summary []string
+	// Diff is go-cmp's diff (-server +cache), "" when equal.
+	Diff string
+	// SnapshotPos is the cache record's position.
+	SnapshotPos int
+}
+
+// objKey identifies an object across server and caches:
+// "<resource without group> <namespace>/<name>".
+func objKey(resource, ns, name string) string {
+	if ns == "" {
+		return shortResource(resource) + " " + name
+	}
+	return shortResource(resource) + " " + ns + "/" + name
+}
+
+// firstFailure finds the first failure: the failed verdict whose most
+// telling position (its first) comes earliest in the trace. For the objects
+// that verdict's records name (all objects when they name none) it compares
+// every cache's snapshot nearest to that position with the server's state
+// at the snapshot's own position, so that both sides are the same instant.
+// It returns nil when no verdict failed.
+func firstFailure(t *sim.Trace, vs []invariants.Verdict) *failureView {
+	var fv *failureView
+	for _, v := range vs {
+		if v.Status != invariants.Fail {
+			continue
+		}
+		first := -1 // the most telling position: the verdict's first valid one
+		for _, p := range v.Positions {
+			if p >= 0 && p < len(t.Records) {
+				first = p
+				break
+			}
+		}
+		if fv == nil || (first >= 0 && (fv.Pos < 0 || first < fv.Pos)) {
+			fv = &failureView{Invariant: v.Invariant, Pos: first, Reason: v.Reason, Detail: v.Detail}
+			if first >= 0 {
+				fv.At = t.Records[first].At.String()
+			}
+		}
+	}
+	if fv == nil {
+		return nil
+	}
+	// The objects involved: those named by the failed verdict's records.
+	involved := map[string]bool{}
+	for _, v := range vs {
+		if v.Invariant != fv.Invariant || v.Status != invariants.Fail {
+			continue
+		}
+		for _, p := range v.Positions {
+			if p < 0 || p >= len(t.Records) {
+				continue
+			}
+			r := &t.Records[p]
+			if r.Name != "" {
+				involved[objKey(r.Resource, r.Namespace, r.Name)] = true
+			}
+		}
+		break
+	}
+	for k := range involved {
+		fv.Objects = append(fv.Objects, k)
+	}
+	sort.Strings(fv.Objects)
+
+	at := fv.Pos
+	if at < 0 {
+		at = len(t.Records) - 1
+	}
+	snaps := nearestSnapshots(t, at)
+	if len(snaps) == 0 {
+		fv.Note = "The trace has no cache snapshot (cache records), so there is no cache to compare with the server."
+		return fv
+	}
+	for _, sp := range snaps {
+		snap := &t.Records[sp]
+		server, from := serverAt(t, sp)
+		cache := map[string]sim.ObjectState{}
+		resources := map[string]bool{shortResource(snap.Handler): true}
+		for _, o := range snap.Objects {
+			k := objKey(o.Resource, o.Namespace, o.Name)
+			resources[shortResource(o.Resource)] = true
+			if len(involved) == 0 || involved[k] {
+				cache[k] = o
+			}
+		}
+		srv := map[string]sim.ObjectState{}
+		for k, o := range server {
+			if !resources[shortResource(o.Resource)] {
+				continue
+			}
+			if len(involved) == 0 || involved[k] {
+				srv[k] = o
+			}
+		}
+		cd := cacheDiff{
+			Title:       fmt.Sprintf("cache %q of %s, snapshot #%d at %s, against the server %s", snap.Handler, nameOr(snap.Actor, "?"), sp, snap.At, from),
+			SnapshotPos: sp,
+			Diff:        cmp.Diff(srv, cache),
+		}
+		cd.Summary = summarize(srv, cache)
+		fv.Caches = append(fv.Caches, cd)
+	}
+	return fv
+}
+
+// nearestSnapshots returns, for every (actor, cache) pair, the position of
+// its last snapshot at or before pos, or else its first one after pos.
+func nearestSnapshots(t *sim.Trace, pos int) []int {
+	type key struct{ actor, cache string }
+	type pick struct{ before, after int }
+	picks := map[key]*pick{}
+	var order []key
+	for i := range t.Records {
+		r := &t.Records[i]
+		if r.Kind != sim.RecCache {
+			continue
+		}
+		k := key{r.Actor, r.Handler}
+		p := picks[k]
+		if p == nil {
+			p = &pick{before: -1, after: -1}
+			picks[k] = p
+			order = append(order, k)
+		}
+		switch {
+		case i <= pos:
+			p.before = i
+		case p.after < 0:
+			p.after = i
+		}
+	}
+	out := make([]int, 0, len(order))
+	for _, k := range order {
+		if p := picks[k]; p.before >= 0 {
+			out = append(out, p.before)
+		} else {
+			out = append(out, p.after)
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// serverAt returns the server's objects at position pos, keyed by objKey:
+// the last final snapshot at or before pos if any, else the state rebuilt
+// from the write records up to pos. A delete write removes the object
+// unless its object still has finalizers (it is then terminating). from
+// says which source was used.
+func serverAt(t *sim.Trace, pos int) (map[string]sim.ObjectState, string) {
+	for i := pos; i >= 0; i-- {
+		if t.Records[i].Kind == sim.RecFinal {
+			out := map[string]sim.ObjectState{}
+			for _, o := range t.Records[i].Objects {
+				out[objKey(o.Resource, o.Namespace, o.Name)] = o
+			}
+			return out, fmt.Sprintf("at the end of the run (final state #%d)", i)
+		}
+	}
+	out := map[string]sim.ObjectState{}
+	for i := 0; i <= pos && i < len(t.Records); i++ {
+		r := &t.Records[i]
+		if r.Kind != sim.RecWrite {
+			continue
+		}
+		k := objKey(r.Resource, r.Namespace, r.Name)
+		o := sim.ObjectState{Resource: r.Resource, Namespace: r.Namespace, Name: r.Name, UID: r.UID, RV: r.RV, Owner: r.Owner}
+		o.Terminating, o.Finalizers = objectMeta(r.Object)
+		if r.Verb == "delete" && len(o.Finalizers) == 0 {
+			delete(out, k)
+			continue
+		}
+		out[k] = o
+	}
+	return out, fmt.Sprintf("rebuilt from its writes up to #%d", pos)
+}
+
+// objectMeta reads deletionTimestamp and finalizers from an object's JSON;
+// unreadable or absent JSON gives zero values.
+func objectMeta(raw json.RawMessage) (terminating bool, finalizers []string) {
+	if len(raw) == 0 {
+		return false, nil
+	}
+	var m struct {
+		Metadata struct {
+			DeletionTimestamp *string  `json:"deletionTimestamp"`
+			Finalizers        []string `json:"finalizers"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal(raw, &m) != nil {
+		return false, nil
+	}
+	return m.Metadata.DeletionTimestamp != nil, m.Metadata.Finalizers
+}
+
+// summarize says in words how cache differs from server, one line per
+// object that differs.
+func summarize(server, cache map[string]sim.ObjectState) []string {
+	keys := map[string]bool{}
+	for k := range server {
+		keys[k] = true
+	}
+	for k := range cache {
+		keys[k] = true
+	}
+	sorted := make([]string, 0, len(keys))
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	sort.Strings(sorted)
+	var out []string
+	for _, k := range sorted {
+		s, inS := server[k]
+		c, inC := cache[k]
+		switch {
+		case inS && !inC:
+			out = append(out, fmt.Sprintf("%s is on the server (uid %s, rv %d) but missing from the cache", k, s.UID, s.RV))
+		case inC && !inS:
+			out = append(out, fmt.Sprintf("%s is in the cache (uid %s, rv %d) but gone from the server", k, c.UID, c.RV))
+		case s.UID != c.UID:
+			out = append(out, fmt.Sprintf("%s: the cache holds uid %s, the server a newer incarnation uid %s", k, c.UID, s.UID))
+		case !cmp.Equal(s, c):
+			var d []string
+			if s.RV != c.RV {
+				d = append(d, fmt.Sprintf("rv %d in the cache, %d on the server", c.RV, s.RV))
+			}
+			if s.Terminating != c.Terminating {
+				d = append(d, fmt.Sprintf("terminating %v in the cache, %v on the server", c.Terminating, s.Terminating))
+			}
+			if strings.Join(s.Finalizers, ",") != strings.Join(c.Finalizers, ",") {
+				d = append(d, fmt.Sprintf("finalizers %v in the cache, %v on the server", c.Finalizers, s.Finalizers))
+			}
+			if s.Owner != c.Owner {
+				d = append(d, fmt.Sprintf("owner %q in the cache, %q on the server", c.Owner, s.Owner))
+			}
+			out = append(out, k+": "+strings.Join(d, "; "))
+		}
+	}
+	return out
+}

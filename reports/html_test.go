@@ -1,0 +1,222 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// outDir is the repository's out/ folder (gitignored), where tests leave
+// reports and screenshots for people to look at.
+func outDir(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join("..", "out", "reports-test")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func renderHTML(t *testing.T, run Run) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := HTML(&b, run); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// pageJSON extracts and decodes the data inlined in a report.
+func pageJSON(t *testing.T, html []byte) map[string]any {
+	t.Helper()
+	m := regexp.MustCompile(`(?s)<script type="application/json" id="cachelab-data">(.*?)</script>`).FindSubmatch(html)
+	if m == nil {
+		t.Fatal("no <script type=application/json id=cachelab-data> in the report")
+	}
+	var d map[string]any
+	if err := json.Unmarshal(m[1], &d); err != nil {
+		t.Fatalf("inlined data is not JSON: %v", err)
+	}
+	return d
+}
+
+func TestHTMLReportIsSelfContained(t *testing.T) {
+	html := renderHTML(t, fixtureFailing())
+	for _, bad := range []string{`src="http`, `href="http`, `@import`, `url(http`, `<link `, `src="//`} {
+		if bytes.Contains(html, []byte(bad)) {
+			t.Errorf("report references something outside the file: contains %q", bad)
+		}
+	}
+	for _, want := range []string{"<style>", "cachelab-data", "function", `id="timeline"`} {
+		if !bytes.Contains(html, []byte(want)) {
+			t.Errorf("report lacks %q (inlined styles, data and script)", want)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(outDir(t), "fixture.html"), html, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestHTMLReportShowsVerdictsWithLinksToTheirPositions(t *testing.T) {
+	html := string(renderHTML(t, fixtureFailing()))
+	for _, want := range []string{
+		`<span class="inv">convergence</span>`,
+		`the cache of naivecache still holds default/web-1, deleted from the server at #20`,
+		`data-pos="22" data-verdict="0">#22</a>`,
+		`data-pos="20" data-verdict="0">#20</a>`,
+		`data-pos="4" data-verdict="2">#4</a>`,
+		`cachelab replay out/missed-delete-during-disconnect/naivecache/plan.json`,
+		`&#34;seed&#34;: 42`, // the plan, pretty-printed and escaped
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	// The unknown verdict's reason has <, > and & and must be escaped.
+	if strings.Contains(html, "<never flipped back>") || !strings.Contains(html, "&lt;never flipped back&gt; &amp; the run ended first") {
+		t.Error("the reason of hassynced-sound is not HTML-escaped")
+	}
+}
+
+func TestHTMLReportShowsCacheVersusServerAtFirstFailure(t *testing.T) {
+	html := string(renderHTML(t, fixtureFailing()))
+	// The convergence verdict cites #22 (the cache snapshot) first, then
+	// #20 (the delete of web-1), which names the object involved. The
+	// snapshot of naivecache's pods cache at #22 still holds web-1 with uid
+	// 0d3c5a1e-web1 at rv 1; the server, rebuilt from its writes up to #22
+	// (the final state is #23, later), no longer has it.
+	for _, want := range []string{
+		`<b>convergence</b> at <a class="poslink" href="#rec-22" data-pos="22">#22</a> (t = 5s)`,
+		`<code>pods default/web-1</code>`,
+		`snapshot #22 at 5s, against the server rebuilt from its writes up to #22`,
+		`pods default/web-1 is in the cache (uid 0d3c5a1e-web1, rv 1) but gone from the server`,
+		`0d3c5a1e-web1`,
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("first-failure section lacks %q", want)
+		}
+	}
+	if strings.Contains(html, "web-2 is") {
+		t.Error("the diff mentions web-2, which is not involved in the failure and equal on both sides")
+	}
+}
+
+func TestHTMLReportOfPassingRunSaysNothingFailed(t *testing.T) {
+	html := string(renderHTML(t, fixturePassing()))
+	if !strings.Contains(html, "No invariant failed in this run") {
+		t.Error("passing report does not say that nothing failed")
+	}
+	if strings.Contains(html, "First failure <span") {
+		t.Error("passing report shows a first-failure section")
+	}
+}
+
+func TestHTMLReportLanesFollowActors(t *testing.T) {
+	d := pageJSON(t, renderHTML(t, fixtureFailing()))
+	var got []string
+	for _, l := range d["lanes"].([]any) {
+		m := l.(map[string]any)
+		got = append(got, m["g"].(string)+": "+m["l"].(string))
+	}
+	// Written by hand from the fixture: run lanes, the server's writes, the
+	// subject's lanes, then the user's requests.
+	want := []string{
+		"run: plan steps",
+		"run: faults",
+		"API server: writes",
+		"naivecache: watch pods",
+		"naivecache: handler pods",
+		"naivecache: cache pods",
+		"naivecache: workqueue",
+		"naivecache: reconciles",
+		"naivecache: HasSynced",
+		"user: requests",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("lanes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if n := len(d["recs"].([]any)); n != 24 {
+		t.Errorf("page has %d records, want 24", n)
+	}
+}
+
+func TestHTMLIsDeterministic(t *testing.T) {
+	a, b := renderHTML(t, fixtureFailing()), renderHTML(t, fixtureFailing())
+	if !bytes.Equal(a, b) {
+		t.Error("two renderings of the same run differ")
+	}
+}
+
+func TestHTMLWithoutTraceSaysWhatToSet(t *testing.T) {
+	err := HTML(&bytes.Buffer{}, Run{Plan: fixturePlan("x")})
+	if !errors.Is(err, ErrNoTrace) || !strings.Contains(err.Error(), "Run.Trace") {
+		t.Fatalf("error = %v, want ErrNoTrace naming Run.Trace", err)
+	}
+}
+
+func TestHTMLRejectsAWriteWhoseObjectIsNotJSON(t *testing.T) {
+	run := fixtureFailing()
+	run.Trace.Records[7].Object = json.RawMessage(`{"kind":`)
+	err := HTML(&bytes.Buffer{}, run)
+	if err == nil || !strings.Contains(err.Error(), "record #7") {
+		t.Fatalf("error = %v, want one naming record #7", err)
+	}
+}
+
+func TestHTMLOfStandard30sRunStaysUnder2MB(t *testing.T) {
+	run := synthRun()
+	html := renderHTML(t, run)
+	n := len(run.Trace.Records)
+	if n < 3000 {
+		t.Fatalf("synthetic run has only %d records; the check needs several thousand", n)
+	}
+	t.Logf("standard 30s run: %d records, report %d bytes (%.2f MB)", n, len(html), float64(len(html))/(1<<20))
+	if len(html) >= 2<<20 {
+		t.Errorf("report of a standard 30s run is %d bytes, want < 2 MB", len(html))
+	}
+	if err := os.WriteFile(filepath.Join(outDir(t), "standard-30s.html"), html, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestIndexListsEveryRunWithItsVerdictsAndLink(t *testing.T) {
+	var b bytes.Buffer
+	entries := []IndexEntry{
+		NewIndexEntry(fixtureFailing(), "missed-delete-during-disconnect/naivecache/report.html"),
+		NewIndexEntry(fixturePassing(), "missed-delete-during-disconnect/bellerophon/report.html"),
+	}
+	if err := Index(&b, entries); err != nil {
+		t.Fatal(err)
+	}
+	html := b.String()
+	for _, want := range []string{
+		`<title>cachelab: 2 runs</title>`,
+		`<a href="missed-delete-during-disconnect/naivecache/report.html">open report</a>`,
+		`<a href="missed-delete-during-disconnect/bellerophon/report.html">open report</a>`,
+		`<th data-type="status" class="inv">convergence</th>`,
+		`<th data-type="status" class="inv">hassynced-sound</th>`,
+		`<span class="badge badge-lg pass">1 pass</span>`,
+		`<span class="badge badge-lg fail">1 fail</span>`,
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("index lacks %q", want)
+		}
+	}
+	// naivecache: one run, failed; bellerophon: one run, passed.
+	sub := regexp.MustCompile(`<td class="mono">(\w+)</td><td>(\d+)</td><td class="n-pass">(\d+)</td><td class="n-fail">(\d+)</td>`).FindAllStringSubmatch(html, -1)
+	var rows []string
+	for _, m := range sub {
+		rows = append(rows, strings.Join(m[1:], " "))
+	}
+	if strings.Join(rows, "; ") != "bellerophon 1 1 0; naivecache 1 0 1" {
+		t.Errorf("subject summary rows = %q, want bellerophon 1 1 0; naivecache 1 0 1", rows)
+	}
+	if err := os.WriteFile(filepath.Join(outDir(t), "index.html"), b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
