@@ -95,8 +95,28 @@ func scopeOf(tr *sim.Trace, c sim.Record) cacheScope {
 	return sc
 }
 
+// serverResources are the resources the server served or stored in the run.
+func serverResources(tr *sim.Trace) map[string]bool {
+	out := map[string]bool{}
+	for _, r := range tr.Records {
+		switch r.Kind {
+		case sim.RecWrite, sim.RecList, sim.RecWatchOpen:
+			if r.Resource != "" {
+				out[normResource(r.Resource)] = true
+			}
+		case sim.RecFinal:
+			for _, o := range r.Objects {
+				out[normResource(o.Resource)] = true
+			}
+		}
+	}
+	return out
+}
+
 // lastCaches returns the last snapshot of every cache of the subject taken
-// in the actor's last incarnation, sorted by position.
+// in the actor's last incarnation, sorted by position. Snapshots of things
+// that are not the server's resources (Bellerophon's external "backups"
+// store) mirror no server state and are left out.
 func lastCaches(tr *sim.Trace, subj map[string]bool) []sim.Record {
 	inc := newIncarnations(tr)
 	last := map[[2]string]sim.Record{}
@@ -105,9 +125,17 @@ func lastCaches(tr *sim.Trace, subj map[string]bool) []sim.Record {
 			last[[2]string{r.Actor, r.Handler}] = r
 		}
 	}
+	served := serverResources(tr)
 	var out []sim.Record
 	for _, r := range last {
-		if inc.of(r.Actor, r.Pos) == inc.of(r.Actor, len(tr.Records)) {
+		if inc.of(r.Actor, r.Pos) != inc.of(r.Actor, len(tr.Records)) {
+			continue
+		}
+		mirrors := true
+		for res := range scopeOf(tr, r).resources {
+			mirrors = mirrors && served[res]
+		}
+		if mirrors {
 			out = append(out, r)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cachelab/cachelab/invariants"
 	"github.com/cachelab/cachelab/invariants/tracebuild"
+	"github.com/cachelab/cachelab/sim"
 )
 
 func TestConvergedRunPassesEventualConvergence(t *testing.T) {
@@ -141,4 +142,13 @@ func TestNeverConvergedIsUnknownForStableReconciliation(t *testing.T) {
 	h := newHealthyRun()
 	h.b.Desired(ctrl, false, "never")
 	wantStatus(t, invariants.StableReconciliation(h.end().Trace("quiet")), invariants.Unknown)
+}
+
+func TestSnapshotOfAnExternalStoreIsNotComparedWithTheServer(t *testing.T) {
+	// Bellerophon snapshots its "backups" store (the world outside the
+	// cluster) as a RecCache: it mirrors no server resource.
+	h := newHealthyRun()
+	h.b.Add(sim.Record{Kind: sim.RecCache, Actor: ctrl, Handler: "backup-store",
+		Objects: []sim.ObjectState{{Resource: "backups", Namespace: "ns", Name: "p", UID: h.parent.UID}}})
+	wantStatus(t, invariants.EventualConvergence(h.end().Trace("quiet")), invariants.Pass)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/cachelab/cachelab/sim"
 )
@@ -120,7 +121,7 @@ func noLostUpdates(tr *sim.Trace, _ Options) Verdict {
 			after := flatten(r.Object)
 			before := current[r.UID]
 			switch {
-			case subj[r.Actor] && (r.Verb == "update" || r.Verb == "patch") && !isEventsResource(r.Resource):
+			case subj[r.Actor] && isUpdateVerb(r.Verb) && !isEventsResource(r.Resource):
 				checked++
 				seen := observed[r.UID]
 				if l := listed[normResource(r.Resource)]; l > seen {
@@ -176,4 +177,10 @@ func reverted(f foreignWrite, before, after map[string]string) (string, bool) {
 	}
 	sort.Strings(hits)
 	return hits[0], true
+}
+
+// isUpdateVerb reports whether verb rewrites an existing object: update,
+// patch, and their subresource forms ("update/status").
+func isUpdateVerb(verb string) bool {
+	return verb == "update" || verb == "patch" || strings.HasPrefix(verb, "update/") || strings.HasPrefix(verb, "patch/")
 }
