@@ -203,6 +203,15 @@ func (p *Policy) streamLocked(parts ...string) *rand.Rand {
 	return r
 }
 
+// nextOrdinal counts occurrences of key from 1 (watch ordinals of the
+// sim's own wrappers).
+func (p *Policy) nextOrdinal(key string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.ordinals["#"+key]++
+	return p.ordinals["#"+key]
+}
+
 // WatcherName returns the trace name of a watch: "client/resource#n", n
 // counting the client's watches of that resource from 1.
 func (p *Policy) WatcherName(w fakeapi.WatcherInfo) string {

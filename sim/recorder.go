@@ -37,9 +37,10 @@ type recorder struct {
 
 	// Mid-reconcile crash: when armedActor records a reconcile start,
 	// armed is closed and the recording goroutine blocks on freeze.
-	armedActor string
-	armed      chan struct{}
-	freeze     chan struct{}
+	armedActor  string
+	armed       chan struct{}
+	freeze      chan struct{}
+	releaseOnce sync.Once
 }
 
 type objKey struct {
@@ -154,7 +155,7 @@ func (r *recorder) disarmCrash() {
 }
 
 // release lets frozen goroutines return (at the end of the run).
-func (r *recorder) release() { close(r.freeze) }
+func (r *recorder) release() { r.releaseOnce.Do(func() { close(r.freeze) }) }
 
 // setConverger makes the recorder evaluate c after every server write.
 func (r *recorder) setConverger(c Converger, actor string) {
