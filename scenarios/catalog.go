@@ -75,7 +75,7 @@ func Get(name string) (*Scenario, error) {
 	if s, ok := catalog.byName[name]; ok {
 		return s, nil
 	}
-	return nil, fmt.Errorf("%w %q%s", ErrUnknown, name, Suggest(name, Names(), "scenario"))
+	return nil, fmt.Errorf("%w %q%s", ErrUnknown, name, Suggest(name, Names()))
 }
 
 // LoadFile reads a scenario file from disk.
@@ -87,16 +87,16 @@ func LoadFile(path string) (*Scenario, error) {
 	return Parse(path, b)
 }
 
-// Suggest formats the near names of name among known for an error message:
-// "; did you mean x or y? (`cachelab list` shows every <what>)". It returns
-// the list of every known name when none is near.
-func Suggest(name string, known []string, what string) string {
+// Suggest formats the near names of name among known for an error
+// message: ": did you mean x?" or ": did you mean one of x, y?", or, when
+// none is near, " (known: every name)".
+func Suggest(name string, known []string) string {
 	near := NearNames(name, known)
 	switch {
 	case len(near) == 1:
-		return fmt.Sprintf(": did you mean %s? (`cachelab list` shows every %s)", near[0], what)
+		return fmt.Sprintf(": did you mean %s?", near[0])
 	case len(near) > 1:
-		return fmt.Sprintf(": did you mean one of %s? (`cachelab list` shows every %s)", strings.Join(near, ", "), what)
+		return fmt.Sprintf(": did you mean one of %s?", strings.Join(near, ", "))
 	case len(known) > 0:
 		return fmt.Sprintf(" (known: %s)", strings.Join(known, ", "))
 	}
@@ -175,14 +175,14 @@ func (s *Scenario) Validate(subjects, invariantNames []string) error {
 	}
 	var errs []error
 	if !known[s.Plan.Subject] {
-		errs = append(errs, fmt.Errorf("%s: unknown subject %q%s", s.File, s.Plan.Subject, Suggest(s.Plan.Subject, subjects, "subject")))
+		errs = append(errs, fmt.Errorf("%s: unknown subject %q%s", s.File, s.Plan.Subject, Suggest(s.Plan.Subject, subjects)))
 	}
 	for _, e := range s.Expect {
 		if !known[e.Subject] {
-			errs = append(errs, &ParseError{File: s.File, Line: e.Line, Msg: fmt.Sprintf("unknown subject %q%s", e.Subject, Suggest(e.Subject, subjects, "subject"))})
+			errs = append(errs, &ParseError{File: s.File, Line: e.Line, Msg: fmt.Sprintf("unknown subject %q%s", e.Subject, Suggest(e.Subject, subjects))})
 		}
 		if !inv[e.Invariant] {
-			errs = append(errs, &ParseError{File: s.File, Line: e.Line, Msg: fmt.Sprintf("unknown invariant %q%s", e.Invariant, Suggest(e.Invariant, invariantNames, "invariant"))})
+			errs = append(errs, &ParseError{File: s.File, Line: e.Line, Msg: fmt.Sprintf("unknown invariant %q%s", e.Invariant, Suggest(e.Invariant, invariantNames))})
 		}
 	}
 	return errors.Join(errs...)

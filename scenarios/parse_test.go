@@ -213,7 +213,7 @@ func TestNearNamesFindsTyposAndFragments(t *testing.T) {
 
 func TestGetOfAnUnknownNameListsTheNearNames(t *testing.T) {
 	_, err := Get("tombstone-after-401")
-	if !errors.Is(err, ErrUnknown) || !strings.Contains(err.Error(), "did you mean tombstone-after-410?") {
+	if !errors.Is(err, ErrUnknown) || !strings.Contains(err.Error(), ": did you mean tombstone-after-410?") {
 		t.Errorf("Get error = %v, want ErrUnknown suggesting tombstone-after-410", err)
 	}
 }

@@ -1,9 +1,22 @@
 // Command cachelab runs, replays and reports cache-sync scenarios against
 // real client-go informers and a fake API server, in virtual time.
+//
+// Run `cachelab --help`, or `make run` from the repository, to start.
 package main
 
-import "fmt"
+import (
+	"os"
+
+	"github.com/cachelab/cachelab/cmd/cachelab/internal/cli"
+	"github.com/cachelab/cachelab/cmd/cachelab/internal/lab"
+)
 
 func main() {
-	fmt.Println("cachelab: not yet — the CLI lands with the reports issue; try `make test`.")
+	env := &cli.Env{
+		Stdout: os.Stdout,
+		Stderr: os.Stderr,
+		Prog:   cli.ProgName(os.Args[0]),
+		TTY:    lab.IsTerminal(os.Stderr),
+	}
+	os.Exit(cli.Main(os.Args[1:], env))
 }

@@ -1,0 +1,399 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/cachelab/cachelab/cmd/cachelab/internal/lab"
+	"github.com/cachelab/cachelab/invariants"
+	"github.com/cachelab/cachelab/scenarios"
+)
+
+type runOptions struct {
+	subject  string
+	out      string
+	random   int
+	seed     uint64
+	parallel int
+}
+
+func runFlags() (*flag.FlagSet, *runOptions) {
+	o := &runOptions{}
+	fs := newFlagSet("run")
+	fs.StringVar(&o.subject, "subject", "", "run only this subject (default: every subject the scenario's expectations name; bellerophon for --random)")
+	fs.StringVar(&o.out, "out", "out", "folder for traces, plans, reports, index.html and junit.xml (\"\" writes nothing)")
+	fs.IntVar(&o.random, "random", 0, "run N random plans instead of scenarios")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the first random plan (plan i uses seed+i)")
+	fs.IntVar(&o.parallel, "parallel", runtime.GOMAXPROCS(0), "runs at a time")
+	return fs, o
+}
+
+func runCmd(env *Env, args []string) int {
+	fs, o := runFlags()
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return flagError(env, "run", err)
+	}
+	if o.subject != "" {
+		if err := checkSubject(o.subject); err != nil {
+			printErr(env, "run", err)
+			return ExitUsage
+		}
+	}
+	jobs, err := buildJobs(pos, o)
+	if err != nil {
+		printErr(env, "run", err)
+		return ExitUsage
+	}
+	if len(jobs) == 0 {
+		fmt.Fprintf(env.Stderr, "cachelab run: nothing to run: no scenario names subject %q in its expectations (`%s list` shows the scenarios; name one to run it with any subject)\n", o.subject, env.Prog)
+		return ExitUsage
+	}
+	return runJobs(env, jobs, o, batchTitle(pos, o))
+}
+
+func batchTitle(pos []string, o *runOptions) string {
+	switch {
+	case o.random > 0:
+		return fmt.Sprintf("cachelab: %d random plans from seed %d", o.random, o.seed)
+	case len(pos) == 0:
+		return "cachelab: every built-in scenario"
+	}
+	return "cachelab: " + strings.Join(pos, ", ")
+}
+
+// buildJobs turns the arguments into jobs.
+func buildJobs(pos []string, o *runOptions) ([]lab.Job, error) {
+	if o.random > 0 {
+		if len(pos) > 0 {
+			return nil, fmt.Errorf("--random runs generated plans: give no scenario name or file with it (got %q)", pos)
+		}
+		subject := o.subject
+		if subject == "" {
+			subject = "bellerophon"
+		}
+		if err := checkSubject(subject); err != nil {
+			return nil, err
+		}
+		var jobs []lab.Job
+		for i := 0; i < o.random; i++ {
+			p := scenarios.Random(o.seed+uint64(i), subject)
+			jobs = append(jobs, lab.NewJob(&p, nil))
+		}
+		return jobs, nil
+	}
+	if len(pos) == 0 {
+		all, err := scenarios.All()
+		if err != nil {
+			return nil, err
+		}
+		var jobs []lab.Job
+		for _, s := range all {
+			if err := s.Validate(subjectNames(), lab.InvariantNames()); err != nil {
+				return nil, err
+			}
+			for _, j := range lab.ScenarioJobs(s, "") {
+				if o.subject == "" || j.Plan.Subject == o.subject {
+					jobs = append(jobs, j)
+				}
+			}
+		}
+		return jobs, nil
+	}
+	var jobs []lab.Job
+	for _, arg := range pos {
+		if strings.HasSuffix(arg, ".json") || strings.HasSuffix(arg, ".jsonl") {
+			in, err := lab.LoadInput(arg)
+			if err != nil {
+				return nil, err
+			}
+			p := in.Plan
+			if o.subject != "" {
+				p.Subject = o.subject
+			}
+			if err := checkSubject(p.Subject); err != nil {
+				return nil, fmt.Errorf("%s: %w", arg, err)
+			}
+			jobs = append(jobs, lab.NewJob(p, lab.MatchScenario(p)))
+			continue
+		}
+		s, err := resolveScenario(arg)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.Validate(subjectNames(), lab.InvariantNames()); err != nil {
+			return nil, err
+		}
+		jobs = append(jobs, lab.ScenarioJobs(s, o.subject)...)
+	}
+	return jobs, nil
+}
+
+// runJobs runs jobs, prints a line per run and the summary, writes the
+// batch files, and returns the exit code.
+func runJobs(env *Env, jobs []lab.Job, o *runOptions, title string) int {
+	start := time.Now()
+	prog := lab.StartProgress(env.Stderr, len(jobs), env.TTY)
+	opt := lab.Options{
+		Out:        o.out,
+		Replay:     func(path string) string { return env.Prog + " replay " + path },
+		Sequential: o.parallel <= 1,
+		OnDone: func(r *lab.Result) {
+			prog.Clear()
+			printResult(env.Stdout, r, env)
+			prog.Done(!r.OK())
+		},
+	}
+	host := env.Host
+	if host == nil {
+		host = lab.MainHost(o.parallel)
+	}
+	results, hostOut := lab.RunBatch(host, jobs, opt)
+	prog.Stop()
+
+	var unexpected, caught, unjudged, errs int
+	for _, r := range results {
+		if !r.OK() {
+			unexpected++
+		}
+		if r.Err != nil {
+			errs++
+		}
+		if len(r.ExpectedFailures()) > 0 {
+			caught++
+		}
+		if len(r.Unjudged()) > 0 {
+			unjudged++
+		}
+	}
+	w := env.Stdout
+	fmt.Fprintf(w, "\n%d runs in %s: %d as expected, %d unexpected", len(results), time.Since(start).Round(time.Millisecond), len(results)-unexpected, unexpected)
+	if errs > 0 {
+		fmt.Fprintf(w, " (%d of them could not run)", errs)
+	}
+	fmt.Fprintln(w, ".")
+	if caught > 0 {
+		fmt.Fprintf(w, "%d runs failed invariants exactly as their scenario expects: mutants caught, the lab working.\n", caught)
+	}
+	if unjudged > 0 {
+		fmt.Fprintf(w, "%d runs failed invariants their scenario does not judge (shown as \"also failed\"; not counted).\n", unjudged)
+	}
+	if hostOut != "" {
+		fmt.Fprintf(env.Stderr, "\nThe testing framework reported failures:\n%s\n", indent(hostOut, "  "))
+	}
+	if o.out != "" {
+		if err := lab.WriteBatch(o.out, title, results, opt); err != nil {
+			fmt.Fprintf(env.Stderr, "cachelab run: %v\n", err)
+		} else {
+			fmt.Fprintf(w, "Reports: %s (JUnit: %s)\n", filepath.Join(o.out, lab.IndexFile), filepath.Join(o.out, lab.JUnitFile))
+		}
+	}
+	if unexpected > 0 {
+		return ExitUnexpected
+	}
+	return ExitOK
+}
+
+// printResult prints one run's line, and for an unexpected run what was
+// unexpected and the replay command.
+func printResult(w io.Writer, r *lab.Result, env *Env) {
+	status := "ok  "
+	if !r.OK() {
+		status = "FAIL"
+	}
+	name := r.Job.Plan.Name
+	if name == "" {
+		name = fmt.Sprintf("plan-%d", r.Job.Plan.Seed)
+	}
+	fmt.Fprintf(w, "%s  %-32s %-36s %s\n", status, name, r.Job.Plan.Subject, verdictSummary(r))
+	for _, u := range r.Unexpected() {
+		fmt.Fprintf(w, "      unexpected: %s\n", firstLine(u))
+	}
+	if r.WriteErr != nil {
+		fmt.Fprintf(w, "      (files: %v)\n", r.WriteErr)
+	}
+	if !r.OK() && r.Dir != "" {
+		fmt.Fprintf(w, "      replay: %s replay %s\n", env.Prog, filepath.Join(r.Dir, lab.PlanFile))
+	}
+}
+
+// verdictSummary is "12 pass, 1 fail (caught: x), 1 unknown".
+func verdictSummary(r *lab.Result) string {
+	if r.Err != nil && r.Trace == nil {
+		return "did not run"
+	}
+	var pass, fail, unk int
+	for _, v := range r.Verdicts {
+		switch v.Status {
+		case invariants.Pass:
+			pass++
+		case invariants.Fail:
+			fail++
+		default:
+			unk++
+		}
+	}
+	s := fmt.Sprintf("%d pass, %d fail, %d unknown", pass, fail, unk)
+	if c := r.ExpectedFailures(); len(c) > 0 {
+		s += "; caught as expected: " + strings.Join(c, ", ")
+	}
+	if u := r.Unjudged(); len(u) > 0 {
+		s += "; also failed: " + strings.Join(u, ", ")
+	}
+	if r.Trace != nil {
+		s += fmt.Sprintf("  [%s virtual, %s]", r.Trace.End, r.Wall.Round(time.Millisecond))
+	}
+	return s
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " ..."
+	}
+	return s
+}
+
+func indent(s, prefix string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = prefix + l
+	}
+	return strings.Join(lines, "\n")
+}
+
+func replayFlags() (*flag.FlagSet, *runOptions) {
+	o := &runOptions{}
+	fs := newFlagSet("replay")
+	fs.StringVar(&o.subject, "subject", "", "replay with this subject instead of the plan's")
+	return fs, o
+}
+
+func replayCmd(env *Env, args []string) int {
+	fs, o := replayFlags()
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return flagError(env, "replay", err)
+	}
+	if len(pos) != 1 {
+		fmt.Fprintf(env.Stderr, "cachelab replay: give one plan or trace file, as `%s replay out/tombstone-after-410/bellerophon/plan.json`\n", env.Prog)
+		return ExitUsage
+	}
+	in, err := lab.LoadInput(pos[0])
+	if err != nil {
+		printErr(env, "replay", err)
+		return ExitUsage
+	}
+	p := in.Plan
+	if o.subject != "" {
+		p.Subject = o.subject
+	}
+	if err := checkSubject(p.Subject); err != nil {
+		printErr(env, "replay", fmt.Errorf("%s: %w", pos[0], err))
+		return ExitUsage
+	}
+	sc := lab.MatchScenario(p)
+	job := lab.NewJob(p, sc)
+	host := env.Host
+	if host == nil {
+		host = lab.MainHost(1)
+	}
+	w := env.Stdout
+	fmt.Fprintf(w, "replaying %s: plan %q, subject %s, seed %d\n", pos[0], p.Name, p.Subject, p.Seed)
+	if sc != nil {
+		fmt.Fprintf(w, "judged by scenario %s (%s)\n", sc.Name, sc.File)
+	}
+	results, hostOut := lab.RunBatch(host, []lab.Job{job}, lab.Options{Sequential: true})
+	r := results[0]
+	if hostOut != "" {
+		fmt.Fprintf(env.Stderr, "The testing framework reported failures:\n%s\n", indent(hostOut, "  "))
+	}
+	if r.Err != nil {
+		fmt.Fprintf(w, "the run failed: %v\n", r.Err)
+	}
+	for _, v := range r.Verdicts {
+		mark := ""
+		for _, m := range r.Mismatches {
+			if m.Invariant == v.Invariant {
+				mark = fmt.Sprintf("   <- expected %s (line %d)", m.Want, m.Line)
+			}
+		}
+		fmt.Fprintf(w, "  %-7s %-36s %s%s\n", v.Status, v.Invariant, firstLine(v.Reason), mark)
+	}
+	if r.Trace != nil {
+		fmt.Fprintf(w, "ended %s at %s virtual, %d records, in %s\n", r.Trace.Outcome, r.Trace.End, len(r.Trace.Records), r.Wall.Round(time.Millisecond))
+	}
+	if in.Recorded != nil && r.Trace != nil {
+		same, desc := lab.FaultDiff(in.Recorded, r.Trace)
+		out := lab.ReplayTracePath(in.RecordedPath)
+		if same {
+			fmt.Fprintf(w, "fault schedule: %s\n", desc)
+		} else {
+			fmt.Fprintf(w, "fault schedule DIFFERS from %s: %s\n", in.RecordedPath, desc)
+		}
+		if diffs := lab.VerdictDiff(in.Recorded, r.Verdicts); len(diffs) > 0 {
+			fmt.Fprintf(w, "verdicts differ from the recorded run (goroutine interleavings inside client-go are not seeded):\n")
+			for _, d := range diffs {
+				fmt.Fprintf(w, "  %s\n", d)
+			}
+		} else {
+			fmt.Fprintf(w, "verdicts: same as the recorded run\n")
+		}
+		if err := lab.WriteTraceFile(out, r.Trace); err != nil {
+			fmt.Fprintf(env.Stderr, "cachelab replay: writing %s: %v\n", out, err)
+		} else {
+			fmt.Fprintf(w, "kept both traces: recorded %s, replayed %s\n", in.RecordedPath, out)
+		}
+	}
+	if !r.OK() {
+		return ExitUnexpected
+	}
+	return ExitOK
+}
+
+func reportFlags() (*flag.FlagSet, *string) {
+	fs := newFlagSet("report")
+	out := fs.String("o", "", "HTML file to write (default: report.html next to a trace.jsonl, else TRACE with .html)")
+	return fs, out
+}
+
+func reportCmd(env *Env, args []string) int {
+	fs, out := reportFlags()
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return flagError(env, "report", err)
+	}
+	if len(pos) != 1 {
+		fmt.Fprintf(env.Stderr, "cachelab report: give one trace file, as `%s report out/tombstone-after-410/bellerophon/trace.jsonl -o r.html`\n", env.Prog)
+		return ExitUsage
+	}
+	path := *out
+	if path == "" {
+		path = lab.DefaultReportPath(pos[0])
+	}
+	vs, err := lab.ReportTrace(pos[0], path, func(planPath string) string { return env.Prog + " replay " + planPath })
+	if err != nil {
+		printErr(env, "report", err)
+		if errors.Is(err, lab.ErrWrite) {
+			return ExitUnexpected
+		}
+		return ExitUsage
+	}
+	var fails []string
+	for _, v := range vs {
+		if v.Status == invariants.Fail {
+			fails = append(fails, v.Invariant)
+		}
+	}
+	fmt.Fprintf(env.Stdout, "wrote %s (%d verdicts", path, len(vs))
+	if len(fails) > 0 {
+		fmt.Fprintf(env.Stdout, "; failed: %s", strings.Join(fails, ", "))
+	}
+	fmt.Fprintln(env.Stdout, ")")
+	return ExitOK
+}

@@ -1,0 +1,7 @@
+package cli
+
+// The subjects register themselves with sim when imported.
+import (
+	_ "github.com/cachelab/cachelab/subjects/legacy"
+	_ "github.com/cachelab/cachelab/subjects/naivecache"
+)

@@ -1,0 +1,416 @@
+// Package lab is what the cachelab command does between parsing its flags
+// and printing: it turns scenarios and plan files into jobs, runs them in
+// synctest bubbles (through a Host), judges their traces, compares verdicts
+// with the scenarios' expectations, and writes each run's files (plan,
+// trace, report, verdicts) and the batch's index and JUnit XML.
+package lab
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cachelab/cachelab/invariants"
+	"github.com/cachelab/cachelab/reports"
+	"github.com/cachelab/cachelab/scenarios"
+	"github.com/cachelab/cachelab/sim"
+)
+
+// Job is one run to do: a plan, and the scenario it comes from if any.
+type Job struct {
+	// ID names the run's folder under the output directory:
+	// "<plan name>/<subject>", "/" in the subject written as "_".
+	ID string
+	// Plan is the plan to run (Plan.Subject set).
+	Plan *sim.Plan
+	// Scenario is the named scenario the plan comes from, whose
+	// expectations judge the verdicts; nil for plan files and random plans,
+	// where every failed verdict is unexpected.
+	Scenario *scenarios.Scenario
+}
+
+// NewJob returns the job that runs p, judged by s when s is not nil.
+func NewJob(p *sim.Plan, s *scenarios.Scenario) Job {
+	return Job{ID: RunID(p), Plan: p, Scenario: s}
+}
+
+// RunID is the folder name of a run of p: "<name>/<subject>" with the
+// subject's "/" written as "_" ("tombstone-after-410/bellerophon_no-uid-check").
+func RunID(p *sim.Plan) string {
+	name := p.Name
+	if name == "" {
+		name = fmt.Sprintf("plan-%d", p.Seed)
+	}
+	return safe(name) + "/" + safe(p.Subject)
+}
+
+func safe(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '.':
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// ScenarioJobs returns one job per subject named in s's expectations (or
+// only subject, if not ""), in file order.
+func ScenarioJobs(s *scenarios.Scenario, subject string) []Job {
+	subjects := s.Subjects()
+	if subject != "" {
+		// A subject the scenario says nothing about may run too: its
+		// verdicts are reported, none is judged.
+		subjects = []string{subject}
+	}
+	var jobs []Job
+	for _, subj := range subjects {
+		p := s.PlanFor(subj)
+		jobs = append(jobs, NewJob(&p, s))
+	}
+	return jobs
+}
+
+// Result is one finished run.
+type Result struct {
+	Job Job
+	// Trace is the recorded run (nil if the run could not start).
+	Trace *sim.Trace
+	// Verdicts are the invariants' judgements of Trace.
+	Verdicts []invariants.Verdict
+	// Mismatches are the verdicts that differ from the scenario's
+	// expectations (scenario jobs only).
+	Mismatches []scenarios.Mismatch
+	// Err is set when the run itself failed (the plan could not run, or the
+	// bubble failed its *testing.T).
+	Err error
+	// Dir is the run's folder, "" when files were not written.
+	Dir string
+	// WriteErr is set when the run's files could not all be written.
+	WriteErr error
+	// Wall is the wall-clock time the run took.
+	Wall time.Duration
+}
+
+// Judged reports whether the run's verdicts are judged against a scenario's
+// expectations (false: every failed verdict is unexpected).
+func (r *Result) Judged() bool { return r.Job.Scenario != nil }
+
+// Unexpected returns the verdicts that count as unexpected: for a scenario
+// job, those differing from its expectations; otherwise every failed
+// verdict. A run that failed (Err) counts as one more.
+func (r *Result) Unexpected() []string {
+	var out []string
+	if r.Err != nil {
+		out = append(out, "run error: "+r.Err.Error())
+	}
+	if r.Judged() {
+		for _, m := range r.Mismatches {
+			out = append(out, m.String())
+		}
+		return out
+	}
+	for _, v := range r.Verdicts {
+		if v.Status == invariants.Fail {
+			out = append(out, v.Invariant+": "+v.Reason)
+		}
+	}
+	return out
+}
+
+// ExpectedFailures returns the invariants that failed as the scenario said
+// they would: the lab catching a mutant's bug.
+func (r *Result) ExpectedFailures() []string {
+	if !r.Judged() {
+		return nil
+	}
+	bad := map[string]bool{}
+	for _, m := range r.Mismatches {
+		bad[m.Invariant] = true
+	}
+	var out []string
+	for _, v := range r.Verdicts {
+		if v.Status == invariants.Fail && !bad[v.Invariant] && r.expects(v.Invariant, invariants.Fail) {
+			out = append(out, v.Invariant)
+		}
+	}
+	return out
+}
+
+// expects reports whether the scenario expects status for inv.
+func (r *Result) expects(inv string, status invariants.Status) bool {
+	var star *scenarios.Expectation
+	for _, e := range r.Job.Scenario.ExpectedFor(r.Job.Plan.Subject) {
+		if e.Invariant == inv {
+			return e.Status == status
+		}
+		if e.Invariant == "*" {
+			e := e
+			star = &e
+		}
+	}
+	return star != nil && star.Status == status
+}
+
+// Unjudged returns the failed verdicts the scenario says nothing about.
+func (r *Result) Unjudged() []string {
+	if !r.Judged() {
+		return nil
+	}
+	var out []string
+	for _, v := range r.Verdicts {
+		if v.Status != invariants.Fail {
+			continue
+		}
+		judged := false
+		for _, e := range r.Job.Scenario.ExpectedFor(r.Job.Plan.Subject) {
+			judged = judged || e.Invariant == v.Invariant || e.Invariant == "*"
+		}
+		if !judged {
+			out = append(out, v.Invariant)
+		}
+	}
+	return out
+}
+
+// OK reports whether the run went as expected.
+func (r *Result) OK() bool { return len(r.Unexpected()) == 0 }
+
+// Options configure RunBatch.
+type Options struct {
+	// Out is the output folder; "" writes no file.
+	Out string
+	// Replay returns the command that replays the plan saved at path.
+	Replay func(planPath string) string
+	// OnDone, optional, is called once per finished run, never
+	// concurrently, in the order the runs finish.
+	OnDone func(r *Result)
+	// Sequential runs the jobs one at a time (default: in parallel, up to
+	// the host's parallelism).
+	Sequential bool
+}
+
+// RunBatch runs every job under host and returns their results in job
+// order. hostOutput is the testing framework's output when it reported a
+// failure of its own (for example a bubble whose goroutines outlived it).
+func RunBatch(host Host, jobs []Job, opt Options) (results []*Result, hostOutput string) {
+	results = make([]*Result, len(jobs))
+	var mu sync.Mutex
+	finish := func(r *Result) {
+		mu.Lock()
+		defer mu.Unlock()
+		if opt.OnDone != nil {
+			opt.OnDone(r)
+		}
+	}
+	ok, out := host(func(t *testing.T) {
+		for i, job := range jobs {
+			t.Run(job.ID, func(t *testing.T) {
+				if !opt.Sequential {
+					t.Parallel()
+				}
+				r := runOne(t, job)
+				if opt.Out != "" {
+					r.Dir = filepath.Join(opt.Out, filepath.FromSlash(job.ID))
+					r.WriteErr = writeRun(r, opt)
+				}
+				results[i] = r
+				finish(r)
+			})
+		}
+	})
+	for i, r := range results {
+		if r == nil {
+			results[i] = &Result{Job: jobs[i], Err: fmt.Errorf("the run did not finish (see the testing output)")}
+		}
+	}
+	if ok {
+		out = ""
+	}
+	return results, out
+}
+
+// runOne runs one job in a subtest and judges it.
+func runOne(t *testing.T, job Job) *Result {
+	r := &Result{Job: job}
+	start := time.Now()
+	p := job.Plan
+	var err error
+	func() {
+		// synctest.Test panics when a bubble ends with goroutines still
+		// blocked in it: recover, so that one bad run does not end the batch.
+		defer func() {
+			if x := recover(); x != nil {
+				err = fmt.Errorf("panic: %v", x)
+			}
+		}()
+		r.Trace, err = runPlan(t, p)
+	}()
+	r.Wall = time.Since(start)
+	if err == nil && t.Failed() {
+		err = fmt.Errorf("the run failed its testing.T (a goroutine outlived the bubble, or the sim reported an error)")
+	}
+	r.Err = err
+	if r.Trace != nil {
+		if r.Trace.Plan == nil {
+			r.Trace.Plan = p
+		}
+		if strings.HasPrefix(r.Trace.Outcome, "error") && r.Err == nil {
+			r.Err = fmt.Errorf("%s", r.Trace.Outcome)
+		}
+		r.Verdicts = checkTrace(r.Trace)
+	}
+	if job.Scenario != nil && r.Err == nil {
+		r.Mismatches = job.Scenario.Compare(p.Subject, r.Verdicts)
+	}
+	return r
+}
+
+// Files of one run, inside its folder.
+const (
+	PlanFile     = "plan.json"
+	TraceFile    = "trace.jsonl"
+	ReportFile   = "report.html"
+	VerdictsFile = "verdicts.json"
+)
+
+// reportRun is the reports.Run of a result.
+func reportRun(r *Result, opt Options) reports.Run {
+	run := reports.Run{Plan: r.Job.Plan, Trace: r.Trace, Verdicts: r.Verdicts}
+	if opt.Replay != nil && r.Dir != "" {
+		run.ReplayCommand = opt.Replay(filepath.Join(r.Dir, PlanFile))
+	}
+	return run
+}
+
+// writeRun writes a run's files into r.Dir.
+func writeRun(r *Result, opt Options) error {
+	if err := os.MkdirAll(r.Dir, 0o755); err != nil {
+		return err
+	}
+	var errs []string
+	write := func(name string, f func(*os.File) error) {
+		fh, err := os.Create(filepath.Join(r.Dir, name))
+		if err == nil {
+			err = f(fh)
+			if cerr := fh.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			errs = append(errs, name+": "+err.Error())
+		}
+	}
+	write(PlanFile, func(f *os.File) error { return savePlan(f, r.Job.Plan) })
+	run := reportRun(r, opt)
+	if r.Trace != nil {
+		write(TraceFile, func(f *os.File) error { return writeTrace(f, r.Trace) })
+		write(ReportFile, func(f *os.File) error { return writeHTML(f, run) })
+	}
+	write(VerdictsFile, func(f *os.File) error { return writeJSON(f, run) })
+	if len(errs) > 0 {
+		return fmt.Errorf("writing %s: %s", r.Dir, strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// Batch file names, in the output folder.
+const (
+	IndexFile = "index.html"
+	JUnitFile = "junit.xml"
+)
+
+// WriteBatch writes the index page and the JUnit XML of results into out.
+//
+// In the JUnit file a testcase is one scenario x subject, and it fails only
+// when the run did not go as expected: for a scenario's run, a verdict that
+// failed as the scenario expects (a mutant caught) is written as passing,
+// with a reason saying so, and a verdict that differs from the expectation
+// as failing; a failed verdict the scenario does not judge is written as
+// unknown. Random and file plans keep their verdicts as they are. The index
+// and the per-run files always show the verdicts as they are.
+func WriteBatch(out, title string, results []*Result, opt Options) error {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	sorted := append([]*Result(nil), results...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Job.ID < sorted[j].Job.ID })
+	var entries []reports.IndexEntry
+	var runs []reports.Run
+	for _, r := range sorted {
+		run := reportRun(r, opt)
+		href := ""
+		if r.Dir != "" && r.Trace != nil {
+			if rel, err := filepath.Rel(out, filepath.Join(r.Dir, ReportFile)); err == nil {
+				href = filepath.ToSlash(rel)
+			}
+		}
+		entries = append(entries, reports.NewIndexEntry(run, href))
+		run.Verdicts = junitVerdicts(r)
+		if r.Trace == nil && r.Err != nil {
+			run.Trace = &sim.Trace{Outcome: "error: " + r.Err.Error()}
+		}
+		runs = append(runs, run)
+	}
+	var errs []string
+	for _, f := range []struct {
+		name  string
+		write func(*os.File) error
+	}{
+		{IndexFile, func(f *os.File) error { return writeIndex(f, title, entries) }},
+		{JUnitFile, func(f *os.File) error { return writeJUnit(f, runs) }},
+	} {
+		fh, err := os.Create(filepath.Join(out, f.name))
+		if err == nil {
+			err = f.write(fh)
+			if cerr := fh.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			errs = append(errs, f.name+": "+err.Error())
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("writing %s: %s", out, strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// junitVerdicts are r's verdicts as the JUnit file shows them (see
+// WriteBatch).
+func junitVerdicts(r *Result) []invariants.Verdict {
+	if !r.Judged() {
+		return r.Verdicts
+	}
+	mism := map[string]scenarios.Mismatch{}
+	for _, m := range r.Mismatches {
+		mism[m.Invariant] = m
+	}
+	out := make([]invariants.Verdict, 0, len(r.Verdicts))
+	for _, v := range r.Verdicts {
+		switch m, bad := mism[v.Invariant]; {
+		case bad:
+			v.Status = invariants.Fail
+			v.Reason = fmt.Sprintf("expected %s, got %s: %s", m.Want, m.Got, v.Reason)
+		case v.Status == invariants.Fail && r.expects(v.Invariant, invariants.Fail):
+			v.Status = invariants.Pass
+			v.Reason = "failed as the scenario expects: " + v.Reason
+		case v.Status == invariants.Fail:
+			v.Status = invariants.Unknown
+			v.Reason = "failed, but the scenario does not judge it: " + v.Reason
+		}
+		out = append(out, v)
+	}
+	for _, m := range r.Mismatches {
+		if m.Got == "" {
+			out = append(out, invariants.Verdict{Invariant: m.Invariant, Status: invariants.Fail, Reason: fmt.Sprintf("expected %s, but no verdict was returned", m.Want)})
+		}
+	}
+	return out
+}

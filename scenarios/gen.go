@@ -1,0 +1,182 @@
+package scenarios
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/cachelab/cachelab/sim"
+)
+
+// PlanGen returns a rapid generator of small random Plans for subject, for
+// the property tests. Every draw is labelled, so a shrunk failure reads as
+// a story ("steps", "op", "gap-ms", "name"), and shrinks toward fewer
+// steps, op 0 (create), short gaps and no latency.
+//
+// For a subject that serves the Bellerophon CRD the plan creates, scales,
+// re-versions, deletes and recreates Bellerophons (with the kubelet actor
+// making Pods Ready); for any other subject it does the same to ConfigMaps.
+// Between those writes it draws watch breaks, 410s, compactions and a crash
+// followed by a restart. Only contract-keeping faults are drawn.
+func PlanGen(subject string) *rapid.Generator[sim.Plan] {
+	bell := genServesBellerophon(subject)
+	return rapid.Custom(func(t *rapid.T) sim.Plan {
+		g := &planGen{t: t, bell: bell}
+		p := sim.Plan{
+			Version:  sim.PlanVersion,
+			Name:     "rapid",
+			Seed:     rapid.Uint64Range(0, 1<<20).Draw(t, "seed"),
+			Subject:  subject,
+			Deadline: sim.Duration(2 * time.Minute),
+		}
+		if bell {
+			p.Kubelet = &sim.Kubelet{ReadyAfter: sim.Duration(time.Second)}
+		}
+		switch rapid.IntRange(0, 2).Draw(t, "latency") {
+		case 1:
+			p.Faults.Latency = sim.Distribution{Kind: "fixed", Max: g.ms("latency-ms", 1, 2000)}
+		case 2:
+			p.Faults.Latency = sim.Distribution{Kind: "uniform", Max: g.ms("latency-max-ms", 1, 2000)}
+		}
+		for i, n := 0, rapid.IntRange(0, 2).Draw(t, "objects"); i < n; i++ {
+			p.Objects = append(p.Objects, g.object(g.newName()))
+		}
+		at := time.Second
+		for i, n := 0, rapid.IntRange(0, 8).Draw(t, "steps"); i < n; i++ {
+			at += g.ms("gap-ms", 0, 3000).D()
+			var steps []sim.Step
+			steps, at = g.step(at)
+			p.Steps = append(p.Steps, steps...)
+		}
+		return p
+	})
+}
+
+// genServesBellerophon reports whether subject needs the Bellerophon CRD.
+func genServesBellerophon(subject string) bool {
+	info, ok := sim.LookupSubject(subject)
+	if !ok {
+		return false
+	}
+	for _, c := range info.CRDs {
+		if c.Kind == "Bellerophon" {
+			return true
+		}
+	}
+	return false
+}
+
+// planGen is the state of one PlanGen draw: which names the plan has made
+// live or deleted so far.
+type planGen struct {
+	t    *rapid.T
+	bell bool
+	live []string
+	gone []string
+	next int
+}
+
+func (g *planGen) ms(label string, lo, hi int) sim.Duration {
+	return sim.Duration(time.Duration(rapid.IntRange(lo, hi).Draw(g.t, label)) * time.Millisecond)
+}
+
+func (g *planGen) newName() string {
+	g.next++
+	name := fmt.Sprintf("obj%d", g.next)
+	g.live = append(g.live, name)
+	return name
+}
+
+func (g *planGen) resource() string {
+	if g.bell {
+		return "bellerophons"
+	}
+	return "configmaps"
+}
+
+func (g *planGen) object(name string) json.RawMessage {
+	var obj map[string]any
+	if g.bell {
+		obj = map[string]any{
+			"apiVersion": "lab.cachelab.dev/v1alpha1", "kind": "Bellerophon",
+			"metadata": map[string]any{"name": name, "namespace": "default"},
+			"spec": map[string]any{
+				"replicas": rapid.IntRange(0, 3).Draw(g.t, "replicas"),
+				"version":  fmt.Sprintf("v%d", rapid.IntRange(1, 3).Draw(g.t, "version")),
+			},
+		}
+	} else {
+		obj = map[string]any{
+			"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": name, "namespace": "default"},
+			"data":     map[string]any{"n": fmt.Sprint(rapid.IntRange(0, 9).Draw(g.t, "data"))},
+		}
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		panic(fmt.Sprintf("scenarios: generated object does not marshal: %v", err))
+	}
+	return b
+}
+
+// pick draws one of names.
+func (g *planGen) pick(names []string) (string, int) {
+	i := rapid.IntRange(0, len(names)-1).Draw(g.t, "name")
+	return names[i], i
+}
+
+// The ops a step draws, simplest first (rapid shrinks toward 0).
+var genOps = []string{"create", "scale", "reversion", "delete", "break", "expire", "compact", "crash"}
+
+// step draws one step at time at (two for a crash: crash, then restart)
+// and returns the time of the last one.
+func (g *planGen) step(at time.Duration) ([]sim.Step, time.Duration) {
+	st := sim.Step{At: sim.Duration(at)}
+	op := genOps[rapid.IntRange(0, len(genOps)-1).Draw(g.t, "op")]
+	if len(g.live) == 0 && (op == "scale" || op == "reversion" || op == "delete") {
+		op = "create"
+	}
+	switch op {
+	case "create":
+		name := ""
+		if len(g.gone) > 0 && rapid.Bool().Draw(g.t, "recreate") {
+			var i int
+			name, i = g.pick(g.gone)
+			g.gone = append(g.gone[:i:i], g.gone[i+1:]...)
+			g.live = append(g.live, name)
+		} else {
+			name = g.newName()
+		}
+		st.Actor, st.Op, st.Object = "user", "create", g.object(name)
+	case "scale", "reversion":
+		name, _ := g.pick(g.live)
+		var patch map[string]any
+		switch {
+		case !g.bell:
+			patch = map[string]any{"data": map[string]any{"n": fmt.Sprint(rapid.IntRange(0, 9).Draw(g.t, "data"))}}
+		case op == "scale":
+			patch = map[string]any{"spec": map[string]any{"replicas": rapid.IntRange(0, 4).Draw(g.t, "replicas")}}
+		default:
+			patch = map[string]any{"spec": map[string]any{"version": fmt.Sprintf("v%d", rapid.IntRange(1, 4).Draw(g.t, "version"))}}
+		}
+		b, err := json.Marshal(patch)
+		if err != nil {
+			panic(fmt.Sprintf("scenarios: generated patch does not marshal: %v", err))
+		}
+		st.Actor, st.Op, st.Resource, st.Namespace, st.Name, st.Patch = "user", "patch", g.resource(), "default", name, b
+	case "delete":
+		name, i := g.pick(g.live)
+		g.live = append(g.live[:i:i], g.live[i+1:]...)
+		g.gone = append(g.gone, name)
+		st.Actor, st.Op, st.Resource, st.Namespace, st.Name = "user", "delete", g.resource(), "default", name
+	case "break", "expire", "compact":
+		st.Actor, st.Op = "faults", op
+	case "crash":
+		restart := sim.Step{At: sim.Duration(at) + g.ms("down-ms", 0, 3000), Actor: "controller", Op: "restart"}
+		st.Actor, st.Op = "controller", "crash"
+		return []sim.Step{st, restart}, restart.At.D()
+	}
+	return []sim.Step{st}, at
+}
