@@ -9,6 +9,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/cachelab/cachelab/invariants"
+	"github.com/cachelab/cachelab/sim"
 )
 
 // outDir is the repository's out/ folder (gitignored), where tests leave
@@ -218,5 +221,37 @@ func TestIndexListsEveryRunWithItsVerdictsAndLink(t *testing.T) {
 	}
 	if err := os.WriteFile(filepath.Join(outDir(t), "index.html"), b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestHTMLRendersAnEmptyTraceAndPositionsOutOfRange(t *testing.T) {
+	p := fixturePlan("naivecache")
+	run := Run{
+		Plan:  p,
+		Trace: &sim.Trace{Version: sim.TraceVersion, Plan: p, Outcome: "error: nothing ran"},
+		Verdicts: []invariants.Verdict{
+			{Invariant: "convergence", Status: invariants.Fail, Reason: "cites records that do not exist", Positions: []int{99, -1}},
+		},
+	}
+	html := string(renderHTML(t, run))
+	if !strings.Contains(html, "cites records that do not exist") {
+		t.Error("verdict missing from the report of an empty trace")
+	}
+	if !strings.Contains(html, "The trace has no cache snapshot") {
+		t.Error("first-failure section does not say why there is no comparison")
+	}
+}
+
+func TestHTMLKeepsRecordsOfUnknownKindOutOfTheLanes(t *testing.T) {
+	run := fixtureFailing()
+	run.Trace.Records = append(run.Trace.Records, sim.Record{Pos: 24, Kind: "from-the-future", Detail: "x"})
+	d := pageJSON(t, renderHTML(t, run))
+	recs := d["recs"].([]any)
+	last := recs[len(recs)-1].(map[string]any)
+	if _, has := last["l"]; has {
+		t.Errorf("a record of unknown kind got lane %v; want none (it stays in the trace table)", last["l"])
+	}
+	if len(d["lanes"].([]any)) != 10 {
+		t.Errorf("lanes = %d, want the fixture's 10", len(d["lanes"].([]any)))
 	}
 }

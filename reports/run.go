@@ -41,6 +41,9 @@ type IndexEntry struct {
 	// Outcome is the trace's outcome ("quiet", "deadline", "error: ...").
 	// Optional.
 	Outcome string
+	// Note is shown next to the run's result, e.g. "as expected" or
+	// "expected fail, got pass". Optional.
+	Note string
 }
 
 // NewIndexEntry describes run for Index, linking to its report at href

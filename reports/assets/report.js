@@ -334,8 +334,8 @@
       var xf = px(xOf(recs[st.failure]));
       if (xf > -5 && xf < vw + 5) {
         out.push('<line class="failure-line" x1="' + xf + '" x2="' + xf + '" y1="' + (AXIS_H - 6) + '" y2="' + H + '" stroke="#cf222e" stroke-width="1.5" stroke-dasharray="5 3"/>');
-        var right = xf > vw - 80;
-        out.push('<text x="' + (right ? xf - 4 : xf + 4) + '" y="' + (AXIS_H - 9) + '" text-anchor="' + (right ? 'end' : 'start') + '" style="fill:#cf222e;font-weight:600">first failure</text>');
+        var right = xf > vw - 90, ly = AXIS_H + (rows.length ? rows[0].h : ROW_H) - 7;
+        out.push('<text x="' + (right ? xf - 5 : xf + 5) + '" y="' + ly + '" text-anchor="' + (right ? 'end' : 'start') + '" style="fill:#cf222e;font-weight:600">first failure</text>');
       }
     }
     if (st.sel >= 0) {
