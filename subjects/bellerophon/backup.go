@@ -1,0 +1,150 @@
+package bellerophon
+
+import (
+	"reflect"
+	"sort"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/cachelab/cachelab/sim"
+)
+
+// BackupEntry is one backup in the BackupStore: the settings of one
+// Bellerophon incarnation (UID), taken by the operator.
+type BackupEntry struct {
+	Namespace string
+	Name      string
+	UID       types.UID
+	Version   string
+	Config    map[string]string
+}
+
+// BackupStore stands for the world outside the cluster: an external backup
+// service the operator writes to while a Bellerophon lives and must clean
+// before the object goes (that is what the lab.cachelab.dev/backup
+// finalizer is for). Entries are keyed by UID, so two incarnations of one
+// name are two backups. It is safe for concurrent use.
+//
+// The store outlives a crash of the operator: Subject.Start finds the store
+// of its run through BackupStoreFor(env.Rec), so every process start of one
+// run shares it, as an external service would.
+type BackupStore struct {
+	mu      sync.Mutex
+	entries map[types.UID]BackupEntry
+}
+
+// NewBackupStore returns an empty store.
+func NewBackupStore() *BackupStore {
+	return &BackupStore{entries: map[types.UID]BackupEntry{}}
+}
+
+// Put creates or replaces the backup of e.UID. It reports whether anything
+// changed.
+func (b *BackupStore) Put(e BackupEntry) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if old, ok := b.entries[e.UID]; ok && reflect.DeepEqual(old, e) {
+		return false
+	}
+	cfg := make(map[string]string, len(e.Config))
+	for k, v := range e.Config {
+		cfg[k] = v
+	}
+	e.Config = cfg
+	b.entries[e.UID] = e
+	return true
+}
+
+// Delete removes the backup of uid and reports whether there was one.
+func (b *BackupStore) Delete(uid types.UID) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, ok := b.entries[uid]
+	delete(b.entries, uid)
+	return ok
+}
+
+// Get returns the backup of uid.
+func (b *BackupStore) Get(uid types.UID) (BackupEntry, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e, ok := b.entries[uid]
+	return e, ok
+}
+
+// ByName returns the backups of namespace/name, of every incarnation.
+func (b *BackupStore) ByName(namespace, name string) []BackupEntry {
+	var out []BackupEntry
+	for _, e := range b.Snapshot() {
+		if e.Namespace == namespace && e.Name == name {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Snapshot returns every backup, sorted by namespace, name and UID.
+func (b *BackupStore) Snapshot() []BackupEntry {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]BackupEntry, 0, len(b.entries))
+	for _, e := range b.entries {
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, c := out[i], out[j]
+		if a.Namespace != c.Namespace {
+			return a.Namespace < c.Namespace
+		}
+		if a.Name != c.Name {
+			return a.Name < c.Name
+		}
+		return a.UID < c.UID
+	})
+	return out
+}
+
+// BackupResource is the Resource of the backup store's entries in trace
+// snapshots (RecCache records with Handler BackupCacheName).
+const BackupResource = "backups"
+
+// BackupCacheName is the Handler of the RecCache records that snapshot the
+// backup store after every change.
+const BackupCacheName = "backup-store"
+
+// objectStates renders the store as trace ObjectStates.
+func (b *BackupStore) objectStates() []sim.ObjectState {
+	snap := b.Snapshot()
+	out := make([]sim.ObjectState, 0, len(snap))
+	for _, e := range snap {
+		out = append(out, sim.ObjectState{Resource: BackupResource, Namespace: e.Namespace, Name: e.Name, UID: string(e.UID)})
+	}
+	return out
+}
+
+// backupStores maps a run, identified by its Recorder, to its BackupStore.
+var backupStores = struct {
+	sync.Mutex
+	byRun map[any]*BackupStore
+}{byRun: map[any]*BackupStore{}}
+
+// BackupStoreFor returns the BackupStore of the run that rec records, the
+// same for every process start of the subject within that run (sim gives
+// every start of one run the same Recorder). A Recorder whose dynamic type
+// cannot be a map key gets a fresh store each time: backups then do not
+// survive a restart. The registry keeps one small store per run for the
+// life of the process.
+func BackupStoreFor(rec sim.Recorder) *BackupStore {
+	if rec == nil || !reflect.TypeOf(rec).Comparable() {
+		return NewBackupStore()
+	}
+	backupStores.Lock()
+	defer backupStores.Unlock()
+	s, ok := backupStores.byRun[rec]
+	if !ok {
+		s = NewBackupStore()
+		backupStores.byRun[rec] = s
+	}
+	return s
+}

@@ -1,0 +1,928 @@
+package bellerophon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sort"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/cachelab/cachelab/sim"
+	"github.com/cachelab/cachelab/subjects/bellerophon/apis/lab/v1alpha1"
+)
+
+// controllerAgentName is the Events' source component and the field manager.
+const controllerAgentName = "bellerophon"
+
+// FinalizerName is the finalizer the controller puts on every Bellerophon:
+// it removes the object's backup from the BackupStore before the object
+// goes.
+const FinalizerName = "lab.cachelab.dev/backup"
+
+// Event reasons, as in sample-controller: Normal for what the controller
+// did, Warning for what it could not do.
+const (
+	// ReasonCreatedPod: a Pod was created.
+	ReasonCreatedPod = "CreatedPod"
+	// ReasonDeletedPod: a Pod was deleted (excess or old version).
+	ReasonDeletedPod = "DeletedPod"
+	// ReasonCreatedConfigMap: the ConfigMap was created.
+	ReasonCreatedConfigMap = "CreatedConfigMap"
+	// ReasonUpdatedConfigMap: the ConfigMap was re-rendered.
+	ReasonUpdatedConfigMap = "UpdatedConfigMap"
+	// ReasonBackupCleaned: the finalizer removed the external backup.
+	ReasonBackupCleaned = "BackupCleaned"
+	// ReasonReady: every wanted Pod became Ready.
+	ReasonReady = "Ready"
+	// ReasonInvalidSpec: the object does not match the CRD schema; it is
+	// ignored until fixed.
+	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonResourceExists: a ConfigMap of the wanted name exists and is
+	// not controlled by this Bellerophon.
+	ReasonResourceExists = "ErrResourceExists"
+	// ReasonSyncFailed: a reconcile failed and will be retried.
+	ReasonSyncFailed = "SyncFailed"
+)
+
+// The resources the controller watches, as the trace names them.
+const (
+	ResourceBellerophons = v1alpha1.Plural + "." + v1alpha1.GroupName
+	ResourcePods         = "pods"
+	ResourceConfigMaps   = "configmaps"
+)
+
+// The GroupVersionResources of the children.
+var (
+	podsGVR       = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	configMapsGVR = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+)
+
+// Controller is the Bellerophon operator: informers on Bellerophons, Pods
+// and ConfigMaps feed a rate-limited workqueue of Bellerophon keys that
+// workers drain through syncHandler.
+type Controller struct {
+	// rec records handler calls, queue operations, reconciles, signals and
+	// notes into the sim trace under the controller's actor name.
+	rec recorder
+	// bug is the single deliberate bug this controller carries (NoBug for
+	// the correct controller).
+	bug Bug
+	// workers is how many workers drain the queue.
+	workers int
+	// handlerDelay is slept in every event handler call (a slow handler,
+	// the recipe of EDGE 1).
+	handlerDelay time.Duration
+
+	// kubeclientset writes Pods, ConfigMaps and Events.
+	kubeclientset kubernetes.Interface
+	// bellerophons writes Bellerophons (the dynamic client: the lab has no
+	// generated clientset for its CRD).
+	bellerophons dynamic.NamespaceableResourceInterface
+
+	// bphInformer caches Bellerophons as *unstructured.Unstructured.
+	bphInformer cache.SharedIndexInformer
+	// bphLister reads bphInformer's indexer.
+	bphLister bellerophonLister
+	// podInformer caches Pods (typed).
+	podInformer cache.SharedIndexInformer
+	// podLister reads podInformer's indexer.
+	podLister corelisters.PodLister
+	// cmInformer caches ConfigMaps (typed).
+	cmInformer cache.SharedIndexInformer
+	// cmLister reads cmInformer's indexer.
+	cmLister corelisters.ConfigMapLister
+	// registrations are the controller's handler registrations, per
+	// resource: their HasSyncedChecker is what the workers wait for.
+	registrations map[string]cache.ResourceEventHandlerRegistration
+
+	// children is the handler-fed index owner -> Pod keys.
+	children *childIndex
+	// expectations hold the Pod creates and deletes not yet observed.
+	expectations *expectations
+	// signals tracks and records the sync signals.
+	signals *signals
+	// backups is the external backup store of this run.
+	backups *BackupStore
+
+	// mu guards ownWrites and cmWrites.
+	mu sync.Mutex
+	// ownWrites are the resourceVersions of the controller's own writes of
+	// each Bellerophon (namespace/name) whose echo (the watch event of that
+	// very write) carries nothing new and is not enqueued.
+	ownWrites map[string]map[string]bool
+	// cmWrites is the resourceVersion of the controller's last write of each
+	// ConfigMap (namespace/name): read-your-writes for the ConfigMap.
+	cmWrites map[string]int64
+
+	// workqueue is a rate limited work queue of Bellerophon keys: a key is
+	// processed by one worker at a time and retried with backoff on error.
+	// Every operation on it is recorded.
+	workqueue workqueue.TypedRateLimitingInterface[cache.ObjectName]
+	// broadcaster sends the recorder's Events to the API server.
+	broadcaster record.EventBroadcaster
+	// recorder records Events on Bellerophons.
+	recorder record.EventRecorder
+}
+
+// NewController builds the controller's informers, handlers, queue and
+// event recorder from env. Nothing runs until Run. The Event broadcaster
+// stops when ctx is cancelled.
+func NewController(ctx context.Context, env sim.Env, opts Options) (*Controller, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if env.Kube == nil || env.Dynamic == nil || env.ListerWatcher == nil {
+		return nil, errors.New("bellerophon: env needs Kube, Dynamic and ListerWatcher")
+	}
+	name := env.Name
+	if name == "" {
+		name = controllerAgentName
+	}
+	rec := recorder{actor: name, rec: env.Rec}
+
+	// A private scheme: the built-in types plus Bellerophon, so the recorder
+	// can reference a Bellerophon without touching client-go's global scheme.
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(v1alpha1.AddToScheme(scheme))
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(generateNameSink{&typedcorev1.EventSinkImpl{Interface: env.Kube.CoreV1().Events("")}})
+	eventRecorder := broadcaster.NewRecorder(scheme, corev1.EventSource{Component: name})
+
+	lw := func(gvr schema.GroupVersionResource) cache.ListerWatcher {
+		return listerWatcher{env.ListerWatcher(gvr, metav1.NamespaceAll)}
+	}
+	indexers := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
+	bphInformer := cache.NewSharedIndexInformer(lw(v1alpha1.Resource), &unstructured.Unstructured{}, 0, indexers)
+	podInformer := cache.NewSharedIndexInformer(lw(podsGVR), &corev1.Pod{}, 0, indexers)
+	cmInformer := cache.NewSharedIndexInformer(lw(configMapsGVR), &corev1.ConfigMap{}, 0, indexers)
+
+	queue := workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName](),
+		workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: name},
+	)
+
+	c := &Controller{
+		rec:           rec,
+		bug:           opts.Bug,
+		workers:       opts.Workers,
+		handlerDelay:  opts.HandlerDelay,
+		kubeclientset: env.Kube,
+		bellerophons:  env.Dynamic.Resource(v1alpha1.Resource),
+		bphInformer:   bphInformer,
+		bphLister:     bellerophonLister{bphInformer.GetIndexer()},
+		podInformer:   podInformer,
+		podLister:     corelisters.NewPodLister(podInformer.GetIndexer()),
+		cmInformer:    cmInformer,
+		cmLister:      corelisters.NewConfigMapLister(cmInformer.GetIndexer()),
+		registrations: map[string]cache.ResourceEventHandlerRegistration{},
+		children:      newChildIndex(),
+		expectations:  newExpectations(opts.Bug == NoUIDCheck),
+		signals:       newSignals(rec, 10*opts.LoopTime),
+		backups:       opts.Backups,
+		ownWrites:     map[string]map[string]bool{},
+		cmWrites:      map[string]int64{},
+		workqueue:     recordingQueue{TypedRateLimitingInterface: queue, rec: rec},
+		broadcaster:   broadcaster,
+		recorder:      eventRecorder,
+	}
+	if c.backups == nil {
+		c.backups = BackupStoreFor(env.Rec)
+	}
+
+	for _, h := range []struct {
+		resource string
+		informer cache.SharedIndexInformer
+		handler  handlerFuncs
+	}{
+		{ResourceBellerophons, bphInformer, handlerFuncs{c.addBellerophon, c.updateBellerophon, c.deleteBellerophon}},
+		{ResourcePods, podInformer, handlerFuncs{c.addPod, c.updatePod, c.deletePod}},
+		{ResourceConfigMaps, cmInformer, handlerFuncs{c.addConfigMap, c.updateConfigMap, c.deleteConfigMap}},
+	} {
+		reg, err := h.informer.AddEventHandler(c.recordingHandler(h.resource, h.handler))
+		if err != nil {
+			return nil, fmt.Errorf("bellerophon: adding the %s handler: %w", h.resource, err)
+		}
+		c.registrations[h.resource] = reg
+		c.signals.add(h.resource, h.informer, reg)
+	}
+	return c, nil
+}
+
+// generateNameSink creates Events with generateName instead of the name
+// the recorder picks ("<object>.<UnixNano hex>"): inside a synctest bubble
+// the clock stands still during a reconcile, so every Event of one reconcile
+// would get the same name and all but the first would be refused as
+// AlreadyExists. Patches of aggregated Events keep using the recorder's name;
+// when the server does not know it, the recorder falls back to a create.
+type generateNameSink struct {
+	*typedcorev1.EventSinkImpl
+}
+
+// Create creates e under a server-generated name.
+func (s generateNameSink) Create(e *corev1.Event) (*corev1.Event, error) {
+	if e.Name != "" {
+		e = e.DeepCopy()
+		e.GenerateName = e.Name + "-"
+		e.Name = ""
+	}
+	return s.EventSinkImpl.Create(e)
+}
+
+// listerWatcher adapts a ListerWatcherWithContext to the ListerWatcher that
+// NewSharedIndexInformer takes, keeping the context methods (the reflector
+// uses them when present) and WatchList support.
+type listerWatcher struct {
+	cache.ListerWatcherWithContext
+}
+
+// List lists without a context.
+func (l listerWatcher) List(opts metav1.ListOptions) (runtime.Object, error) {
+	return l.ListWithContext(context.Background(), opts)
+}
+
+// Watch watches without a context.
+func (l listerWatcher) Watch(opts metav1.ListOptions) (watch.Interface, error) {
+	return l.WatchWithContext(context.Background(), opts)
+}
+
+// IsWatchListSemanticsUnSupported forwards the wrapped ListerWatcher's
+// answer (false when it does not say: WatchList is tried).
+func (l listerWatcher) IsWatchListSemanticsUnSupported() bool {
+	if u, ok := l.ListerWatcherWithContext.(interface{ IsWatchListSemanticsUnSupported() bool }); ok {
+		return u.IsWatchListSemanticsUnSupported()
+	}
+	return false
+}
+
+// Run starts the informers, waits for the sync signal the controller trusts
+// (every handler registration's HasSynced; the mutants InformerSynced and
+// QuiescenceSynced wait for another), then starts the workers. It blocks
+// until ctx is cancelled, then shuts the queue down and waits for the
+// workers and informers to return.
+func (c *Controller) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer c.workqueue.ShutDown()
+
+	c.startInformers(ctx, &wg)
+
+	var waitedFor string
+	switch c.bug {
+	case InformerSynced:
+		waitedFor = SignalInformerSynced
+		if !cache.WaitFor(ctx, "", c.bphInformer.HasSyncedChecker(), c.podInformer.HasSyncedChecker(), c.cmInformer.HasSyncedChecker()) {
+			return ctx.Err()
+		}
+	case QuiescenceSynced:
+		waitedFor = SignalQuiescenceSynced
+		select {
+		case <-c.signals.quietCh:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	default:
+		waitedFor = SignalHandlerSynced
+		checkers := make([]cache.DoneChecker, 0, len(c.registrations))
+		for _, r := range []string{ResourceBellerophons, ResourcePods, ResourceConfigMaps} {
+			checkers = append(checkers, c.registrations[r].HasSyncedChecker())
+		}
+		if !cache.WaitFor(ctx, "", checkers...) {
+			return ctx.Err()
+		}
+	}
+	c.signals.check()
+	c.rec.note("starting %d workers after %s", c.workers, waitedFor)
+	for range c.workers {
+		wg.Go(func() { wait.UntilWithContext(ctx, c.runWorker, time.Second) })
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// startInformers records the initial sync signals and starts the informers
+// and the signal watchers, each in a goroutine of wg that returns when ctx
+// is cancelled.
+func (c *Controller) startInformers(ctx context.Context, wg *sync.WaitGroup) {
+	c.signals.start()
+	for _, inf := range []cache.SharedIndexInformer{c.bphInformer, c.podInformer, c.cmInformer} {
+		wg.Go(func() { inf.RunWithContext(ctx) })
+	}
+	wg.Go(func() { c.signals.watchDone(ctx.Done()) })
+	wg.Go(func() { c.signals.watchQuiescence(ctx.Done()) })
+}
+
+// runWorker processes work items until the queue shuts down.
+func (c *Controller) runWorker(ctx context.Context) {
+	for c.processNextWorkItem(ctx) {
+	}
+}
+
+// processNextWorkItem takes one key, runs syncHandler on it, and forgets it
+// on success or requeues it with backoff on error.
+func (c *Controller) processNextWorkItem(ctx context.Context) bool {
+	key, shutdown := c.workqueue.Get()
+	if shutdown {
+		return false
+	}
+	defer c.workqueue.Done(key)
+
+	c.rec.record(sim.Record{Kind: sim.RecReconcile, Op: "start", Key: key.String()})
+	err := c.syncHandler(ctx, key)
+	result := "ok"
+	if err != nil {
+		result = err.Error()
+	}
+	c.rec.record(sim.Record{Kind: sim.RecReconcile, Op: "end", Key: key.String(), Result: result})
+	c.signals.check()
+
+	if err == nil {
+		c.workqueue.Forget(key)
+		return true
+	}
+	if c.bug == DropsConflicts && (apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)) {
+		// The bug: "someone else changed it, an event will bring us back".
+		c.rec.note("dropping %s after a 409: %v", key, err)
+		c.workqueue.Forget(key)
+		return true
+	}
+	if ctx.Err() == nil {
+		utilruntime.HandleErrorWithContext(ctx, err, "Error syncing; requeuing for later retry", "objectReference", key)
+	}
+	c.workqueue.AddRateLimited(key)
+	return true
+}
+
+// syncHandler compares the actual state of one Bellerophon's world with the
+// desired one and converges them: finalizer, backup, ConfigMap, Pods, then
+// status. It reads only listers (and, to retry a conflict, the server).
+func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.rec.note("reconcile of %s panicked: %v\n%s", key, r, debug.Stack())
+			err = fmt.Errorf("bellerophon: reconcile of %s panicked: %v", key, r)
+		}
+	}()
+
+	u, err := c.bphLister.Get(key.Namespace, key.Name)
+	if apierrors.IsNotFound(err) {
+		// Gone: forget its expectations and clean what the finalizer could
+		// not (a finalizer removed by someone else, a delete missed).
+		c.expectations.Delete(key.String())
+		c.cleanBackups(key, "")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	uid := u.GetUID()
+	if c.bug != NoUIDCheck {
+		// Backups of earlier incarnations of this name are leftovers.
+		c.cleanBackups(key, uid)
+	}
+
+	if u.GetDeletionTimestamp() != nil {
+		if c.bug == ChildrenUnderTerminating {
+			if b, err := decodeBellerophon(u); err == nil {
+				if _, err := c.manageChildren(ctx, b); err != nil {
+					return err
+				}
+			}
+		}
+		return c.finalize(ctx, u)
+	}
+
+	b, err := decodeBellerophon(u)
+	if err != nil {
+		c.recorder.Event(u, corev1.EventTypeWarning, ReasonInvalidSpec, err.Error())
+		c.rec.note("%s: %v", key, err)
+		return nil
+	}
+
+	if u, err = c.ensureFinalizer(ctx, u); err != nil {
+		return err
+	}
+	if u == nil {
+		return nil // gone or replaced meanwhile; its event will follow
+	}
+	if b, err = decodeBellerophon(u); err != nil {
+		return err
+	}
+	c.putBackup(b)
+
+	pods, manageErr := c.manageChildren(ctx, b)
+	statusErr := c.updateStatus(ctx, b, pods, manageErr)
+	if manageErr != nil {
+		c.recorder.Event(b, corev1.EventTypeWarning, ReasonSyncFailed, manageErr.Error())
+	}
+	return errors.Join(manageErr, statusErr)
+}
+
+// manageChildren converges the ConfigMap and, when the expectations allow,
+// the Pods. It returns the Pods owned before any change (for status).
+func (c *Controller) manageChildren(ctx context.Context, b *v1alpha1.Bellerophon) ([]*corev1.Pod, error) {
+	pods := c.ownedPods(b)
+	cmErr := c.manageConfigMap(ctx, b)
+	var podErr error
+	key := cache.MetaObjectToName(b).String()
+	ok, expired := c.expectations.Satisfied(key, b.UID)
+	if expired {
+		c.rec.note("%s: expectations expired after %v; trusting the cache", key, ExpectationsTimeout)
+	}
+	if ok || c.bug == NoExpectations {
+		podErr = c.managePods(ctx, b, pods)
+	}
+	return pods, errors.Join(cmErr, podErr)
+}
+
+// ownedPods returns the Pods of b from the child index and the Pod lister,
+// sorted by name.
+func (c *Controller) ownedPods(b *v1alpha1.Bellerophon) []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, k := range c.children.children(c.ownerIndexKey(b.Namespace, b.Name, b.UID)) {
+		ns, name, err := cache.SplitMetaNamespaceKey(k)
+		if err != nil {
+			continue
+		}
+		pod, err := c.podLister.Pods(ns).Get(name)
+		if err != nil {
+			continue
+		}
+		if ref := bellerophonRef(pod); ref == nil || !c.owns(b, ref) {
+			continue
+		}
+		out = append(out, pod)
+	}
+	return out
+}
+
+// owns reports whether ref designates b: same UID (same name under
+// NoUIDCheck).
+func (c *Controller) owns(b *v1alpha1.Bellerophon, ref *metav1.OwnerReference) bool {
+	if c.bug == NoUIDCheck {
+		return ref.Name == b.Name
+	}
+	return ref.UID == b.UID
+}
+
+// ownerIndexKey is the child index's key of an owner.
+func (c *Controller) ownerIndexKey(namespace, name string, uid types.UID) string {
+	if c.bug == NoUIDCheck {
+		return namespace + "/" + name
+	}
+	return string(uid)
+}
+
+// managePods creates missing Pods of the wanted version and deletes Pods of
+// other versions and excess ones, setting expectations first.
+func (c *Controller) managePods(ctx context.Context, b *v1alpha1.Bellerophon, pods []*corev1.Pod) error {
+	var current, toDelete []*corev1.Pod
+	for _, p := range pods {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		if len(p.Spec.Containers) == 1 && p.Spec.Containers[0].Image == Image(b.Spec.Version) {
+			current = append(current, p)
+		} else {
+			toDelete = append(toDelete, p)
+		}
+	}
+	want := int(b.Spec.Replicas)
+	if excess := len(current) - want; excess > 0 {
+		// Delete not-ready Pods first, then the newest names.
+		sort.SliceStable(current, func(i, j int) bool {
+			ri, rj := podReady(current[i]), podReady(current[j])
+			if ri != rj {
+				return !ri
+			}
+			return current[i].Name > current[j].Name
+		})
+		toDelete = append(toDelete, current[:excess]...)
+	}
+	create := max(want-len(current), 0)
+	if create == 0 && len(toDelete) == 0 {
+		return nil
+	}
+	key := cache.MetaObjectToName(b).String()
+	if c.bug != NoExpectations {
+		c.expectations.Expect(key, b.UID, create, len(toDelete))
+	}
+
+	var errs []error
+	for i := range create {
+		pod, err := c.kubeclientset.CoreV1().Pods(b.Namespace).Create(ctx, newPod(b), metav1.CreateOptions{FieldManager: controllerAgentName})
+		if err != nil {
+			// The creates not made will never be observed.
+			for range create - i {
+				c.expectations.CreationObserved(key, b.UID)
+			}
+			errs = append(errs, fmt.Errorf("creating a Pod for %s: %w", key, err))
+			break
+		}
+		c.signals.wrote(ResourcePods, pod.ResourceVersion)
+		c.recorder.Eventf(b, corev1.EventTypeNormal, ReasonCreatedPod, "Created Pod %s (%s)", pod.Name, Image(b.Spec.Version))
+	}
+	for _, p := range toDelete {
+		uid := p.UID
+		err := c.kubeclientset.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		if err != nil {
+			c.expectations.DeletionObserved(key, b.UID)
+			if !apierrors.IsNotFound(err) {
+				errs = append(errs, fmt.Errorf("deleting Pod %s/%s: %w", p.Namespace, p.Name, err))
+			}
+			continue
+		}
+		c.recorder.Eventf(b, corev1.EventTypeNormal, ReasonDeletedPod, "Deleted Pod %s", p.Name)
+	}
+	return errors.Join(errs...)
+}
+
+// manageConfigMap creates or re-renders b's ConfigMap. It does not act on a
+// lister read that cannot yet show its own last write of that ConfigMap
+// (read-your-writes): the write's watch event will enqueue b again.
+func (c *Controller) manageConfigMap(ctx context.Context, b *v1alpha1.Bellerophon) error {
+	name := ConfigMapName(b.Name)
+	cmKey := b.Namespace + "/" + name
+	caughtUp := c.bug == NoReadYourWrites || c.cmCaughtUp(cmKey)
+	cm, err := c.cmLister.ConfigMaps(b.Namespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		if !caughtUp {
+			return nil
+		}
+		created, err := c.kubeclientset.CoreV1().ConfigMaps(b.Namespace).Create(ctx, newConfigMap(b), metav1.CreateOptions{FieldManager: controllerAgentName})
+		if err != nil {
+			return fmt.Errorf("creating ConfigMap %s: %w", cmKey, err)
+		}
+		c.wroteConfigMap(cmKey, created.ResourceVersion)
+		c.recorder.Eventf(b, corev1.EventTypeNormal, ReasonCreatedConfigMap, "Created ConfigMap %s", name)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	ref := bellerophonRef(cm)
+	if ref == nil || !c.owns(b, ref) {
+		if ref != nil && ref.Name == b.Name {
+			return fmt.Errorf("ConfigMap %s still belongs to an earlier Bellerophon %s (UID %s); waiting for the garbage collector", cmKey, b.Name, ref.UID)
+		}
+		msg := fmt.Sprintf("ConfigMap %q already exists and is not managed by Bellerophon %s", name, b.Name)
+		c.recorder.Event(b, corev1.EventTypeWarning, ReasonResourceExists, msg)
+		return errors.New(msg)
+	}
+	if sameData(cm.Data, b.Spec.Config) || !caughtUp {
+		return nil
+	}
+	base := cm
+	first := true
+	return c.retryOnConflict(func() error {
+		if !first {
+			fresh, err := c.kubeclientset.CoreV1().ConfigMaps(b.Namespace).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			base = fresh
+		}
+		first = false
+		want := base.DeepCopy()
+		want.Data = newConfigMap(b).Data
+		updated, err := c.kubeclientset.CoreV1().ConfigMaps(b.Namespace).Update(ctx, want, metav1.UpdateOptions{FieldManager: controllerAgentName})
+		if err != nil {
+			return err
+		}
+		c.wroteConfigMap(cmKey, updated.ResourceVersion)
+		c.recorder.Eventf(b, corev1.EventTypeNormal, ReasonUpdatedConfigMap, "Rendered ConfigMap %s", name)
+		return nil
+	})
+}
+
+// cmCaughtUp reports whether the ConfigMap informer's store has reached the
+// controller's last write of cmKey.
+func (c *Controller) cmCaughtUp(cmKey string) bool {
+	c.mu.Lock()
+	rv := c.cmWrites[cmKey]
+	c.mu.Unlock()
+	return storeRV(c.cmInformer) >= rv
+}
+
+func (c *Controller) wroteConfigMap(cmKey, rv string) {
+	c.mu.Lock()
+	c.cmWrites[cmKey] = parseRV(rv)
+	c.mu.Unlock()
+	c.signals.wrote(ResourceConfigMaps, rv)
+}
+
+// retryOnConflict runs fn, retrying 409 Conflicts with DefaultBackoff
+// (fn reads afresh on retries). DropsConflicts runs it once.
+func (c *Controller) retryOnConflict(fn func() error) error {
+	if c.bug == DropsConflicts {
+		return fn()
+	}
+	return retry.RetryOnConflict(retry.DefaultBackoff, fn)
+}
+
+// bellerophonWrite writes a Bellerophon (update or status update) and
+// records its resourceVersion as the controller's own.
+func (c *Controller) bellerophonWrite(ctx context.Context, u *unstructured.Unstructured, status bool) (*unstructured.Unstructured, error) {
+	client := c.bellerophons.Namespace(u.GetNamespace())
+	var out *unstructured.Unstructured
+	var err error
+	if status {
+		out, err = client.UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: controllerAgentName})
+	} else {
+		out, err = client.Update(ctx, u, metav1.UpdateOptions{FieldManager: controllerAgentName})
+	}
+	if err != nil {
+		return nil, err
+	}
+	key := cache.MetaObjectToName(out).String()
+	c.mu.Lock()
+	if c.ownWrites[key] == nil {
+		c.ownWrites[key] = map[string]bool{}
+	}
+	c.ownWrites[key][out.GetResourceVersion()] = true
+	c.mu.Unlock()
+	c.signals.wrote(ResourceBellerophons, out.GetResourceVersion())
+	return out, nil
+}
+
+// freshBellerophon reads u's object from the server for a conflict retry.
+// It returns nil (and no error) when the object is gone or is another
+// incarnation.
+func (c *Controller) freshBellerophon(ctx context.Context, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	fresh, err := c.bellerophons.Namespace(u.GetNamespace()).Get(ctx, u.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if fresh.GetUID() != u.GetUID() {
+		return nil, nil
+	}
+	return fresh, nil
+}
+
+// ensureFinalizer adds FinalizerName to u if missing and returns the
+// object as written (u itself if nothing was needed; nil if the object went
+// away meanwhile).
+func (c *Controller) ensureFinalizer(ctx context.Context, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if hasFinalizer(u) {
+		return u, nil
+	}
+	base := u
+	first := true
+	var out *unstructured.Unstructured
+	err := c.retryOnConflict(func() error {
+		if !first {
+			fresh, err := c.freshBellerophon(ctx, u)
+			if err != nil || fresh == nil {
+				base = nil
+				return err
+			}
+			base = fresh
+		}
+		first = false
+		if hasFinalizer(base) {
+			out = base
+			return nil
+		}
+		want := base.DeepCopy()
+		want.SetFinalizers(append(want.GetFinalizers(), FinalizerName))
+		var err error
+		out, err = c.bellerophonWrite(ctx, want, false)
+		return err
+	})
+	if base == nil {
+		return nil, err
+	}
+	return out, err
+}
+
+// finalize runs the finalizer of a terminating Bellerophon: remove its
+// backup, then the finalizer.
+func (c *Controller) finalize(ctx context.Context, u *unstructured.Unstructured) error {
+	if !hasFinalizer(u) {
+		return nil
+	}
+	if c.deleteBackup(u.GetNamespace(), u.GetName(), u.GetUID()) {
+		c.recorder.Eventf(u, corev1.EventTypeNormal, ReasonBackupCleaned, "Removed the backup of %s", u.GetUID())
+	}
+	if c.bug == FinalizerNeverRemoved {
+		return nil
+	}
+	base := u
+	first := true
+	return c.retryOnConflict(func() error {
+		if !first {
+			fresh, err := c.freshBellerophon(ctx, u)
+			if err != nil || fresh == nil {
+				return err
+			}
+			base = fresh
+		}
+		first = false
+		if !hasFinalizer(base) {
+			return nil
+		}
+		want := base.DeepCopy()
+		var kept []string
+		for _, f := range want.GetFinalizers() {
+			if f != FinalizerName {
+				kept = append(kept, f)
+			}
+		}
+		want.SetFinalizers(kept)
+		_, err := c.bellerophonWrite(ctx, want, false)
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return err
+	})
+}
+
+func hasFinalizer(u *unstructured.Unstructured) bool {
+	for _, f := range u.GetFinalizers() {
+		if f == FinalizerName {
+			return true
+		}
+	}
+	return false
+}
+
+// putBackup writes b's backup (under NoUIDCheck: only if no backup of that
+// name exists, whatever its UID).
+func (c *Controller) putBackup(b *v1alpha1.Bellerophon) {
+	if c.bug == NoUIDCheck && len(c.backups.ByName(b.Namespace, b.Name)) > 0 {
+		return
+	}
+	if c.backups.Put(BackupEntry{Namespace: b.Namespace, Name: b.Name, UID: b.UID, Version: b.Spec.Version, Config: b.Spec.Config}) {
+		c.snapshotBackups()
+	}
+}
+
+// deleteBackup removes the backup of uid (under NoUIDCheck: every backup of
+// the name).
+func (c *Controller) deleteBackup(namespace, name string, uid types.UID) bool {
+	removed := false
+	if c.bug == NoUIDCheck {
+		for _, e := range c.backups.ByName(namespace, name) {
+			removed = c.backups.Delete(e.UID) || removed
+		}
+	} else {
+		removed = c.backups.Delete(uid)
+	}
+	if removed {
+		c.snapshotBackups()
+	}
+	return removed
+}
+
+// cleanBackups removes the backups of key's name whose UID is not keep (""
+// removes all).
+func (c *Controller) cleanBackups(key cache.ObjectName, keep types.UID) {
+	removed := false
+	for _, e := range c.backups.ByName(key.Namespace, key.Name) {
+		if e.UID != keep && c.backups.Delete(e.UID) {
+			removed = true
+			c.rec.note("removed the leftover backup of %s (UID %s)", key, e.UID)
+		}
+	}
+	if removed {
+		c.snapshotBackups()
+	}
+}
+
+func (c *Controller) snapshotBackups() {
+	c.rec.record(sim.Record{Kind: sim.RecCache, Handler: BackupCacheName, Objects: c.backups.objectStates()})
+}
+
+// updateStatus computes b's status from pods and writes it if it changed.
+// A conflict is retried from a fresh read; if the fresh object has another
+// generation, its own event will bring the key back and nothing is written.
+func (c *Controller) updateStatus(ctx context.Context, b *v1alpha1.Bellerophon, pods []*corev1.Pod, manageErr error) error {
+	base := b
+	first := true
+	return c.retryOnConflict(func() error {
+		if !first {
+			u, err := c.bellerophons.Namespace(b.Namespace).Get(ctx, b.Name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			fresh, err := decodeBellerophon(u)
+			if err != nil {
+				return nil // the object turned invalid: its event will follow
+			}
+			if fresh.UID != b.UID || fresh.Generation != b.Generation {
+				return nil
+			}
+			base = fresh
+		}
+		first = false
+		status := computeStatus(base, pods, manageErr)
+		if equality.Semantic.DeepEqual(base.Status, status) {
+			return nil
+		}
+		want := base.DeepCopy()
+		want.Status = status
+		if c.bug == StaleStatus {
+			want.ResourceVersion = "" // the bug: no optimistic concurrency
+		}
+		u, err := toUnstructured(want)
+		if err != nil {
+			return err
+		}
+		if _, err := c.bellerophonWrite(ctx, u, true); err != nil {
+			return err
+		}
+		if meta.IsStatusConditionTrue(status.Conditions, v1alpha1.ConditionReady) &&
+			!meta.IsStatusConditionTrue(base.Status.Conditions, v1alpha1.ConditionReady) {
+			c.recorder.Eventf(b, corev1.EventTypeNormal, ReasonReady, "%d/%d replicas ready", status.ReadyReplicas, b.Spec.Replicas)
+		}
+		return nil
+	})
+}
+
+// computeStatus returns b's status given its owned pods: readyReplicas
+// counts the ready, live Pods of the wanted version; conditions other than
+// Ready, Progressing and Degraded (someone else's) are kept.
+func computeStatus(b *v1alpha1.Bellerophon, pods []*corev1.Pod, manageErr error) v1alpha1.BellerophonStatus {
+	var ready, current, old int32
+	for _, p := range pods {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		if len(p.Spec.Containers) == 1 && p.Spec.Containers[0].Image == Image(b.Spec.Version) {
+			current++
+			if podReady(p) {
+				ready++
+			}
+		} else {
+			old++
+		}
+	}
+	s := *b.Status.DeepCopy()
+	s.ObservedGeneration = b.Generation
+	s.ReadyReplicas = ready
+	now := metav1.Now().Rfc3339Copy()
+	set := func(t string, st metav1.ConditionStatus, reason, msg string) {
+		meta.SetStatusCondition(&s.Conditions, metav1.Condition{
+			Type: t, Status: st, Reason: reason, Message: msg,
+			ObservedGeneration: b.Generation, LastTransitionTime: now,
+		})
+	}
+	want := b.Spec.Replicas
+	if ready == want {
+		set(v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonAllReady, fmt.Sprintf("%d/%d replicas ready", ready, want))
+	} else {
+		set(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonWaitingForPods, fmt.Sprintf("%d/%d replicas ready", ready, want))
+	}
+	switch {
+	case old > 0:
+		set(v1alpha1.ConditionProgressing, metav1.ConditionTrue, v1alpha1.ReasonRollingVersion, fmt.Sprintf("replacing %d Pods of another version", old))
+	case current != want:
+		set(v1alpha1.ConditionProgressing, metav1.ConditionTrue, v1alpha1.ReasonScaling, fmt.Sprintf("%d Pods, want %d", current, want))
+	case ready != want:
+		set(v1alpha1.ConditionProgressing, metav1.ConditionTrue, v1alpha1.ReasonWaitingForPods, fmt.Sprintf("%d/%d replicas ready", ready, want))
+	default:
+		set(v1alpha1.ConditionProgressing, metav1.ConditionFalse, v1alpha1.ReasonStable, "nothing to do")
+	}
+	if manageErr != nil {
+		set(v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonReconcileFailed, manageErr.Error())
+	} else {
+		set(v1alpha1.ConditionDegraded, metav1.ConditionFalse, v1alpha1.ReasonReconciled, "last reconcile succeeded")
+	}
+	return s
+}
+
+// enqueue adds a Bellerophon key to the queue.
+func (c *Controller) enqueue(key cache.ObjectName) {
+	c.workqueue.Add(key)
+}

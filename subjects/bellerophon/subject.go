@@ -1,0 +1,298 @@
+package bellerophon
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/cachelab/cachelab/sim"
+	"github.com/cachelab/cachelab/subjects/bellerophon/apis/lab/v1alpha1"
+)
+
+// Options configure a Controller. The zero value is the correct controller
+// with the defaults below.
+type Options struct {
+	// Bug is the mutant's single bug. Optional; default NoBug.
+	Bug Bug
+	// Workers is the number of workers. Optional; default 2.
+	Workers int
+	// HandlerDelay is slept in every handler call (a slow handler).
+	// Optional; default 0.
+	HandlerDelay time.Duration
+	// LoopTime is the duration of one trip round the main loop as the
+	// origin notes count it; quiescence is 10x LoopTime without an event.
+	// Optional; default 100ms.
+	LoopTime time.Duration
+	// Backups is the external backup store. Optional; default the store of
+	// the run (BackupStoreFor(env.Rec)).
+	Backups *BackupStore
+}
+
+// The subject parameters (Plan.SubjectParams) the controller reads.
+const (
+	// ParamWorkers is the number of workers (an integer >= 1).
+	ParamWorkers = "workers"
+	// ParamHandlerDelay is Options.HandlerDelay (a Go duration).
+	ParamHandlerDelay = "handlerDelay"
+	// ParamLoopTime is Options.LoopTime (a Go duration).
+	ParamLoopTime = "loopTime"
+)
+
+func (o Options) withDefaults() (Options, error) {
+	if !o.Bug.Valid() {
+		return o, fmt.Errorf("bellerophon: unknown bug %q (known: %s)", o.Bug, knownBugs())
+	}
+	if o.Workers == 0 {
+		o.Workers = 2
+	}
+	if o.Workers < 0 {
+		return o, fmt.Errorf("bellerophon: workers = %d, want at least 1", o.Workers)
+	}
+	if o.LoopTime == 0 {
+		o.LoopTime = 100 * time.Millisecond
+	}
+	if o.LoopTime < 0 || o.HandlerDelay < 0 {
+		return o, fmt.Errorf("bellerophon: loopTime %v and handlerDelay %v must not be negative", o.LoopTime, o.HandlerDelay)
+	}
+	return o, nil
+}
+
+func knownBugs() string {
+	names := make([]string, 0, len(Bugs))
+	for _, b := range Bugs {
+		names = append(names, string(b.Bug))
+	}
+	return strings.Join(names, ", ")
+}
+
+// WithParams returns o with the parameters of params applied (see the
+// Param* constants). Other keys are left to others (the sim's actors read
+// theirs from the same map). A malformed value is an error naming the key
+// and the expected form.
+func (o Options) WithParams(params map[string]string) (Options, error) {
+	if v, ok := params[ParamWorkers]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return o, fmt.Errorf("bellerophon: subject parameter %s=%q: want an integer >= 1", ParamWorkers, v)
+		}
+		o.Workers = n
+	}
+	for key, dst := range map[string]*time.Duration{ParamHandlerDelay: &o.HandlerDelay, ParamLoopTime: &o.LoopTime} {
+		v, ok := params[key]
+		if !ok {
+			continue
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return o, fmt.Errorf("bellerophon: subject parameter %s=%q: want a non-negative Go duration such as \"100ms\"", key, v)
+		}
+		*dst = d
+	}
+	return o, nil
+}
+
+// Subject runs a Bellerophon Controller under the sim. It implements
+// sim.Subject and sim.Converger.
+type Subject struct {
+	opts Options
+}
+
+var (
+	_ sim.Subject   = (*Subject)(nil)
+	_ sim.Converger = (*Subject)(nil)
+)
+
+// NewSubject returns a Subject that builds a Controller with opts (overlaid
+// with the plan's subject parameters) at every start.
+func NewSubject(opts Options) *Subject { return &Subject{opts: opts} }
+
+// Start builds the Controller and runs it until ctx is cancelled. It returns
+// once the informers and the waiting for sync have started.
+func (s *Subject) Start(ctx context.Context, env sim.Env) error {
+	opts, err := s.opts.WithParams(env.Params)
+	if err != nil {
+		return err
+	}
+	c, err := NewController(ctx, env, opts)
+	if err != nil {
+		return err
+	}
+	go func() { _ = c.Run(ctx) }()
+	return nil
+}
+
+// Desired reports whether the server's state is what the controller wants:
+// every live Bellerophon carries the finalizer, has exactly spec.replicas
+// live owned Pods, all of image bellerophon:<spec.version> and Ready, a
+// ConfigMap whose data is spec.config, and a status with the current
+// observedGeneration, readyReplicas == spec.replicas and Ready True; no
+// Pod or ConfigMap is controlled by a Bellerophon that no longer exists;
+// no Bellerophon with the finalizer is left terminating.
+func (s *Subject) Desired(objs []sim.ServerObject) (bool, string) {
+	return Desired(objs)
+}
+
+// Desired is Subject.Desired as a function.
+func Desired(objs []sim.ServerObject) (bool, string) {
+	var bphs []*v1alpha1.Bellerophon
+	var pods []*corev1.Pod
+	var cms []*corev1.ConfigMap
+	for _, o := range objs {
+		switch {
+		case o.Resource == v1alpha1.Resource:
+			b := &v1alpha1.Bellerophon{}
+			if err := json.Unmarshal(o.Object, b); err != nil {
+				return false, fmt.Sprintf("a Bellerophon does not decode: %v", err)
+			}
+			bphs = append(bphs, b)
+		case o.Resource == podsGVR:
+			p := &corev1.Pod{}
+			if err := json.Unmarshal(o.Object, p); err != nil {
+				return false, fmt.Sprintf("a Pod does not decode: %v", err)
+			}
+			pods = append(pods, p)
+		case o.Resource == configMapsGVR:
+			cm := &corev1.ConfigMap{}
+			if err := json.Unmarshal(o.Object, cm); err != nil {
+				return false, fmt.Sprintf("a ConfigMap does not decode: %v", err)
+			}
+			cms = append(cms, cm)
+		}
+	}
+	sort.Slice(bphs, func(i, j int) bool {
+		return bphs[i].Namespace+"/"+bphs[i].Name < bphs[j].Namespace+"/"+bphs[j].Name
+	})
+
+	exists := map[types.UID]bool{}
+	for _, b := range bphs {
+		exists[b.UID] = true
+	}
+	podsOf := map[types.UID][]*corev1.Pod{}
+	for _, p := range pods {
+		ref := bellerophonRef(p)
+		if ref == nil {
+			continue
+		}
+		if !exists[ref.UID] {
+			return false, fmt.Sprintf("Pod %s/%s belongs to a deleted Bellerophon %s (UID %s)", p.Namespace, p.Name, ref.Name, ref.UID)
+		}
+		if p.DeletionTimestamp == nil {
+			podsOf[ref.UID] = append(podsOf[ref.UID], p)
+		}
+	}
+	cmOf := map[types.UID]*corev1.ConfigMap{}
+	for _, cm := range cms {
+		ref := bellerophonRef(cm)
+		if ref == nil {
+			continue
+		}
+		if !exists[ref.UID] {
+			return false, fmt.Sprintf("ConfigMap %s/%s belongs to a deleted Bellerophon %s (UID %s)", cm.Namespace, cm.Name, ref.Name, ref.UID)
+		}
+		if cm.Name == ConfigMapName(ref.Name) {
+			cmOf[ref.UID] = cm
+		}
+	}
+
+	for _, b := range bphs {
+		id := b.Namespace + "/" + b.Name
+		has := false
+		for _, f := range b.Finalizers {
+			has = has || f == FinalizerName
+		}
+		if b.DeletionTimestamp != nil {
+			if has {
+				return false, fmt.Sprintf("Bellerophon %s is terminating and still carries %s", id, FinalizerName)
+			}
+			continue
+		}
+		if !has {
+			return false, fmt.Sprintf("Bellerophon %s lacks the finalizer %s", id, FinalizerName)
+		}
+		own := podsOf[b.UID]
+		if int32(len(own)) != b.Spec.Replicas {
+			return false, fmt.Sprintf("Bellerophon %s has %d Pods, want %d", id, len(own), b.Spec.Replicas)
+		}
+		for _, p := range own {
+			if len(p.Spec.Containers) != 1 || p.Spec.Containers[0].Image != Image(b.Spec.Version) {
+				return false, fmt.Sprintf("Pod %s/%s of %s does not run %s", p.Namespace, p.Name, id, Image(b.Spec.Version))
+			}
+			if !podReady(p) {
+				return false, fmt.Sprintf("Pod %s/%s of %s is not Ready", p.Namespace, p.Name, id)
+			}
+		}
+		cm := cmOf[b.UID]
+		if cm == nil {
+			return false, fmt.Sprintf("Bellerophon %s has no ConfigMap %s", id, ConfigMapName(b.Name))
+		}
+		if !sameData(cm.Data, b.Spec.Config) {
+			return false, fmt.Sprintf("ConfigMap %s/%s does not match the spec.config of %s", cm.Namespace, cm.Name, id)
+		}
+		st := b.Status
+		if st.ObservedGeneration != b.Generation {
+			return false, fmt.Sprintf("Bellerophon %s status.observedGeneration = %d, want %d", id, st.ObservedGeneration, b.Generation)
+		}
+		if st.ReadyReplicas != b.Spec.Replicas {
+			return false, fmt.Sprintf("Bellerophon %s status.readyReplicas = %d, want %d", id, st.ReadyReplicas, b.Spec.Replicas)
+		}
+		if !meta.IsStatusConditionTrue(st.Conditions, v1alpha1.ConditionReady) {
+			return false, fmt.Sprintf("Bellerophon %s is not Ready in its status", id)
+		}
+	}
+	return true, fmt.Sprintf("%d Bellerophons converged", countLive(bphs))
+}
+
+func countLive(bphs []*v1alpha1.Bellerophon) int {
+	n := 0
+	for _, b := range bphs {
+		if b.DeletionTimestamp == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// CRD is the sim.CRD the server must serve for Bellerophon: namespaced,
+// with a status subresource, validated by v1alpha1.Validate (the CRD
+// schema's rules) so invalid objects get 422.
+func CRD() sim.CRD {
+	return sim.CRD{
+		GVR:        v1alpha1.Resource,
+		Kind:       v1alpha1.Kind,
+		ListKind:   v1alpha1.ListKind,
+		Namespaced: true,
+		HasStatus:  true,
+		Validate:   v1alpha1.Validate,
+	}
+}
+
+// SubjectName is the registry name of the correct controller; mutants are
+// SubjectName + "/" + the Bug.
+const SubjectName = "bellerophon"
+
+func init() {
+	sim.RegisterSubject(sim.SubjectInfo{
+		Name:    SubjectName,
+		Summary: "Bellerophon: a sample-controller style operator owning Pods and a ConfigMap, with expectations, UID checks, a finalizer and status.",
+		CRDs:    []sim.CRD{CRD()},
+		New:     func() sim.Subject { return NewSubject(Options{}) },
+	})
+	for _, b := range Bugs {
+		sim.RegisterSubject(sim.SubjectInfo{
+			Name:    SubjectName + "/" + string(b.Bug),
+			Summary: b.Summary,
+			Mutant:  true,
+			Source:  b.Source,
+			CRDs:    []sim.CRD{CRD()},
+			New:     func() sim.Subject { return NewSubject(Options{Bug: b.Bug}) },
+		})
+	}
+}
