@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/cachelab/cachelab/invariants"
 	"github.com/cachelab/cachelab/sim"
@@ -43,6 +44,8 @@ type cacheDiff struct {
 	Diff string
 	// SnapshotPos is the cache record's position.
 	SnapshotPos int
+	// Compared counts the objects compared (server's plus cache's).
+	Compared int
 }
 
 // objKey identifies an object across server and caches:
@@ -114,36 +117,97 @@ func firstFailure(t *sim.Trace, vs []invariants.Verdict) *failureView {
 		fv.Note = "The trace has no cache snapshot (cache records), so there is no cache to compare with the server."
 		return fv
 	}
+	defer func() {
+		if len(fv.Caches) == 0 {
+			fv.Note = "The trace's cache snapshots hold no resource the server serves, so there is no cache to compare with the server."
+		}
+	}()
+	served := servedResources(t)
 	for _, sp := range snaps {
 		snap := &t.Records[sp]
+		resources := cacheResources(t, snap)
+		mirrors := false
+		for res := range resources {
+			mirrors = mirrors || served[res]
+		}
+		if len(resources) > 0 && !mirrors {
+			continue // a store of something else (Bellerophon's backups): no server state to compare
+		}
 		server, from := serverAt(t, sp)
 		cache := map[string]sim.ObjectState{}
-		resources := map[string]bool{shortResource(snap.Handler): true}
 		for _, o := range snap.Objects {
 			k := objKey(o.Resource, o.Namespace, o.Name)
-			resources[shortResource(o.Resource)] = true
 			if len(involved) == 0 || involved[k] {
 				cache[k] = o
 			}
 		}
 		srv := map[string]sim.ObjectState{}
 		for k, o := range server {
-			if !resources[shortResource(o.Resource)] {
+			if len(resources) > 0 && !resources[shortResource(o.Resource)] {
+				continue
+			}
+			if snap.Namespace != "" && o.Namespace != snap.Namespace {
 				continue
 			}
 			if len(involved) == 0 || involved[k] {
 				srv[k] = o
 			}
 		}
+		what := fmt.Sprintf("cache %q of %s", snap.Handler, nameOr(snap.Actor, "?"))
+		if snap.Detail != "" {
+			what += " (" + snap.Detail + ")"
+		}
 		cd := cacheDiff{
-			Title:       fmt.Sprintf("cache %q of %s, snapshot #%d at %s, against the server %s", snap.Handler, nameOr(snap.Actor, "?"), sp, snap.At, from),
+			Title:       fmt.Sprintf("%s, snapshot #%d at %s, against the server %s", what, sp, snap.At, from),
 			SnapshotPos: sp,
-			Diff:        cmp.Diff(srv, cache),
+			Diff:        cmp.Diff(srv, cache, cmpopts.EquateEmpty()),
+			Compared:    len(srv) + len(cache),
 		}
 		cd.Summary = summarize(srv, cache)
 		fv.Caches = append(fv.Caches, cd)
 	}
 	return fv
+}
+
+// cacheResources returns the resources (without group) a cache snapshot
+// holds: its Resource, its objects' resources, and the resources of the
+// handler calls with the same actor and handler name. Empty means unknown.
+func cacheResources(t *sim.Trace, snap *sim.Record) map[string]bool {
+	out := map[string]bool{}
+	if snap.Resource != "" {
+		out[shortResource(snap.Resource)] = true
+	}
+	for _, o := range snap.Objects {
+		out[shortResource(o.Resource)] = true
+	}
+	if len(out) > 0 {
+		return out
+	}
+	for i := range t.Records {
+		r := &t.Records[i]
+		if r.Kind == sim.RecHandler && r.Actor == snap.Actor && r.Handler == snap.Handler && r.Resource != "" {
+			out[shortResource(r.Resource)] = true
+		}
+	}
+	return out
+}
+
+// servedResources returns the resources the server wrote or holds at the
+// end.
+func servedResources(t *sim.Trace) map[string]bool {
+	out := map[string]bool{}
+	for i := range t.Records {
+		r := &t.Records[i]
+		switch r.Kind {
+		case sim.RecWrite:
+			out[shortResource(r.Resource)] = true
+		case sim.RecFinal:
+			for _, o := range r.Objects {
+				out[shortResource(o.Resource)] = true
+			}
+		}
+	}
+	return out
 }
 
 // nearestSnapshots returns, for every (actor, cache) pair, the position of
@@ -261,7 +325,7 @@ func summarize(server, cache map[string]sim.ObjectState) []string {
 			out = append(out, fmt.Sprintf("%s is in the cache (uid %s, rv %d) but gone from the server", k, c.UID, c.RV))
 		case s.UID != c.UID:
 			out = append(out, fmt.Sprintf("%s: the cache holds uid %s, the server a newer incarnation uid %s", k, c.UID, s.UID))
-		case !cmp.Equal(s, c):
+		case !cmp.Equal(s, c, cmpopts.EquateEmpty()):
 			var d []string
 			if s.RV != c.RV {
 				d = append(d, fmt.Sprintf("rv %d in the cache, %d on the server", c.RV, s.RV))

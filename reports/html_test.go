@@ -255,3 +255,17 @@ func TestHTMLKeepsRecordsOfUnknownKindOutOfTheLanes(t *testing.T) {
 		t.Errorf("lanes = %d, want the fixture's 10", len(d["lanes"].([]any)))
 	}
 }
+
+func TestFirstFailureTreatsNilAndEmptyFinalizersAsEqual(t *testing.T) {
+	run := fixtureFailing()
+	snap := &run.Trace.Records[22]
+	snap.Objects = []sim.ObjectState{{Resource: "pods", Namespace: "default", Name: "web-2", UID: uidWeb2, RV: 2, Finalizers: []string{}}}
+	run.Verdicts[0].Positions = []int{22, 7} // involves web-2 only, equal on both sides
+	fv := firstFailure(run.Trace, run.Verdicts)
+	if fv == nil || len(fv.Caches) != 1 {
+		t.Fatalf("firstFailure = %+v, want one cache comparison", fv)
+	}
+	if c := fv.Caches[0]; c.Diff != "" || len(c.Summary) != 0 || c.Compared != 2 {
+		t.Errorf("web-2 with finalizers [] in the cache and none on the server: diff %q, summary %q, compared %d; want no difference over 2 objects", c.Diff, c.Summary, c.Compared)
+	}
+}

@@ -48,11 +48,13 @@
       case 'delivered': return 'received ' + r.event + ' ' + objName(r) + (r.rv ? ' rv ' + r.rv : '') + (r.initial ? ' (initial)' : '');
       case 'fault': return r.fault + (r.breaking ? ' (contract-breaking)' : '') + (r.watcher ? ' on ' + r.watcher : (r.name ? ' on ' + what(r) : '')) + (r.detail ? ': ' + r.detail : '');
       case 'compact': return 'history compacted up to rv ' + r.rv;
-      case 'handler': return (HANDLER[r.event] || r.event) + ' ' + objName(r) + ' rv ' + r.rv + (r.oldRV ? ' (old rv ' + r.oldRV + (r.oldUID && r.oldUID !== r.uid ? ', other uid' : '') + ')' : '') + (r.initial ? ' · initial list' : '') + (r.tombstone ? ' · tombstone' : '');
-      case 'signal': return r.signal + ' = ' + r.value;
+      case 'handler': return (HANDLER[r.event] || r.event || 'handler') + ' ' + objName(r) + ' rv ' + r.rv + (r.oldRV ? ' (old rv ' + r.oldRV + (r.oldUID && r.oldUID !== r.uid ? ', other uid' : '') + ')' : '') + (r.initial ? ' · initial list' : '') + (r.tombstone ? ' · tombstone' : '');
+      case 'signal': return r.signal + ' = ' + r.value + (r.resource ? ' (' + shortRes(r.resource) + ')' : '') + (r.detail ? ' · ' + r.detail : '');
       case 'queue': return r.op + ' ' + r.key;
-      case 'reconcile': return 'reconcile ' + r.key + ': ' + (r.result || '?') + (r.detail ? ' · ' + r.detail : '');
-      case 'cache': return 'cache ' + r.handler + ' snapshot: ' + (r.objects ? r.objects.length : 0) + ' objects';
+      case 'reconcile':
+        if (r.op === 'start') return 'reconcile ' + r.key + ' starts';
+        return 'reconcile ' + r.key + ': ' + (r.result || (r.op ? r.op : '?')) + (r.detail ? ' · ' + r.detail : '');
+      case 'cache': return 'cache ' + r.handler + ' snapshot: ' + (r.objects ? r.objects.length : 0) + ' objects' + (r.detail ? ' · ' + r.detail : '');
       case 'final': return 'server state at the end: ' + (r.objects ? r.objects.length : 0) + ' objects';
       case 'note': return r.detail;
       case 'step': return 'step ' + r.step + ': ' + r.actor + ' ' + r.op + (r.detail ? ' · ' + r.detail : '');
@@ -87,7 +89,9 @@
       case 'cache': return { c: COLORS.dark, sh: 'square', p: 1 };
       case 'queue':
         return { c: r.op === 'add' ? COLORS.teal : r.op === 'get' ? COLORS.indigo : r.op === 'requeue' ? COLORS.orange : COLORS.gray, sh: r.op === 'done' || r.op === 'forget' ? 'thin' : 'tick', p: r.op === 'requeue' ? 4 : 1 };
-      case 'reconcile': return { c: r.result === 'ok' || r.result === '' ? COLORS.green : COLORS.red, sh: 'tick', p: r.result === 'ok' ? 1 : 4 };
+      case 'reconcile':
+        if (r.op === 'start') return { c: COLORS.indigo, sh: 'thin', p: 0 };
+        return { c: r.result === 'ok' || (r.result === '' && r.op !== 'end') ? COLORS.green : COLORS.red, sh: 'tick', p: r.result === 'ok' ? 1 : 4 };
       case 'step': return { c: COLORS.dark, sh: 'step', p: 2 };
       case 'crash': return { c: COLORS.red, sh: 'x', p: 6 };
       case 'restart': return { c: COLORS.green, sh: 'tick', p: 3 };
@@ -647,6 +651,7 @@
   applyFilter();
   var m = /^#rec-(\d+)$/.exec(location.hash);
   if (m && byPos[+m[1]] !== undefined) select(byPos[+m[1]], { center: true, table: true });
+  else if (st.failure >= 0) select(st.failure, { table: true }); // show the failure's record first
   tl.setAttribute('data-lanes', lanes.length);
   tl.setAttribute('data-records', recs.length);
   tl.setAttribute('data-render-ms', stats.ms.toFixed(1));
