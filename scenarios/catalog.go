@@ -165,22 +165,39 @@ func editDistance(a, b string) int {
 // every expectation's subject among subjects, every invariant among
 // invariantNames. Errors name the file and line and the near names.
 func (s *Scenario) Validate(subjects, invariantNames []string) error {
+	return errors.Join(s.ValidateSubjects(subjects), s.ValidateInvariants(invariantNames))
+}
+
+// ValidateSubjects checks that the Plan's subject and every expectation's
+// subject are among subjects.
+func (s *Scenario) ValidateSubjects(subjects []string) error {
 	known := map[string]bool{}
 	for _, n := range subjects {
 		known[n] = true
-	}
-	inv := map[string]bool{"*": true}
-	for _, n := range invariantNames {
-		inv[n] = true
 	}
 	var errs []error
 	if !known[s.Plan.Subject] {
 		errs = append(errs, fmt.Errorf("%s: unknown subject %q%s", s.File, s.Plan.Subject, Suggest(s.Plan.Subject, subjects)))
 	}
+	seen := map[string]bool{}
 	for _, e := range s.Expect {
-		if !known[e.Subject] {
+		if !known[e.Subject] && !seen[e.Subject] && e.Subject != s.Plan.Subject {
+			seen[e.Subject] = true
 			errs = append(errs, &ParseError{File: s.File, Line: e.Line, Msg: fmt.Sprintf("unknown subject %q%s", e.Subject, Suggest(e.Subject, subjects))})
 		}
+	}
+	return errors.Join(errs...)
+}
+
+// ValidateInvariants checks that every expectation names an invariant among
+// invariantNames (or "*").
+func (s *Scenario) ValidateInvariants(invariantNames []string) error {
+	inv := map[string]bool{"*": true}
+	for _, n := range invariantNames {
+		inv[n] = true
+	}
+	var errs []error
+	for _, e := range s.Expect {
 		if !inv[e.Invariant] {
 			errs = append(errs, &ParseError{File: s.File, Line: e.Line, Msg: fmt.Sprintf("unknown invariant %q%s", e.Invariant, Suggest(e.Invariant, invariantNames))})
 		}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"sigs.k8s.io/yaml"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/cachelab/cachelab/invariants"
 	"github.com/cachelab/cachelab/sim"
@@ -179,11 +179,25 @@ func (p *parser) body(l line, inline string, what string) (json.RawMessage, bool
 		}
 		text = dedent(block)
 	}
-	j, err := yaml.YAMLToJSON([]byte(text))
+	j, err := yamlToJSON(text)
 	if err != nil {
 		return nil, false, p.errf(l.n, "%s: not valid YAML/JSON: %v", what, err)
 	}
-	return json.RawMessage(j), true, nil
+	return j, true, nil
+}
+
+// yamlToJSON converts a YAML (1.2: only true and false are booleans, so a
+// key n or a value no stays a string) or JSON document to JSON.
+func yamlToJSON(text string) (json.RawMessage, error) {
+	var v any
+	if err := yaml.Unmarshal([]byte(text), &v); err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("%v (keys must be strings)", err)
+	}
+	return b, nil
 }
 
 func braceDepth(s string) int {

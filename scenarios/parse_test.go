@@ -26,7 +26,7 @@ param    workers=2
 faults   {latency: {kind: fixed, max: 100}, expireOnRewatch: 0.5}
 
 # The object.
-object {apiVersion: v1, kind: ConfigMap, metadata: {name: a, namespace: default}, data: {k: "v"}}
+object {apiVersion: v1, kind: ConfigMap, metadata: {name: a, namespace: default}, data: {k: "v", n: no, y: "1"}}
 
 # A step with an indented body.
 at 1s user create
@@ -72,7 +72,7 @@ func TestParseReadsEveryDirectiveOfAWellFormedFile(t *testing.T) {
 	if p.Faults.ExpireOnRewatch != 0.5 || p.Faults.Latency.Kind != "fixed" {
 		t.Errorf("faults = %+v", p.Faults)
 	}
-	if len(p.Objects) != 1 || !strings.Contains(string(p.Objects[0]), `"data":{"k":"v"}`) {
+	if len(p.Objects) != 1 || !strings.Contains(string(p.Objects[0]), `"data":{"k":"v","n":"no","y":"1"}`) {
 		t.Errorf("objects = %s", p.Objects)
 	}
 	if len(p.Steps) != 6 {

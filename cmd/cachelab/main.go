@@ -5,13 +5,23 @@
 package main
 
 import (
+	"io"
 	"os"
+
+	"k8s.io/klog/v2"
 
 	"github.com/cachelab/cachelab/cmd/cachelab/internal/cli"
 	"github.com/cachelab/cachelab/cmd/cachelab/internal/lab"
 )
 
 func main() {
+	// client-go logs reflector warnings (a broken watch, a 410) through
+	// klog; in the lab those are the faults we inject, and the trace
+	// records them. Keep them off the terminal unless asked for.
+	if os.Getenv("CACHELAB_KLOG") == "" {
+		klog.LogToStderr(false)
+		klog.SetOutput(io.Discard)
+	}
 	env := &cli.Env{
 		Stdout: os.Stdout,
 		Stderr: os.Stderr,

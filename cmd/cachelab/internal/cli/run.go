@@ -127,10 +127,15 @@ func buildJobs(pos []string, o *runOptions) ([]lab.Job, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := s.Validate(subjectNames(), lab.InvariantNames()); err != nil {
+		if err := s.ValidateInvariants(lab.InvariantNames()); err != nil {
 			return nil, err
 		}
-		jobs = append(jobs, lab.ScenarioJobs(s, o.subject)...)
+		for _, j := range lab.ScenarioJobs(s, o.subject) {
+			if err := checkSubject(j.Plan.Subject); err != nil {
+				return nil, fmt.Errorf("%s: %w", s.File, err)
+			}
+			jobs = append(jobs, j)
+		}
 	}
 	return jobs, nil
 }
@@ -173,16 +178,16 @@ func runJobs(env *Env, jobs []lab.Job, o *runOptions, title string) int {
 		}
 	}
 	w := env.Stdout
-	fmt.Fprintf(w, "\n%d runs in %s: %d as expected, %d unexpected", len(results), time.Since(start).Round(time.Millisecond), len(results)-unexpected, unexpected)
+	fmt.Fprintf(w, "\n%s in %s: %d as expected, %d unexpected", plural(len(results), "run"), time.Since(start).Round(time.Millisecond), len(results)-unexpected, unexpected)
 	if errs > 0 {
 		fmt.Fprintf(w, " (%d of them could not run)", errs)
 	}
 	fmt.Fprintln(w, ".")
 	if caught > 0 {
-		fmt.Fprintf(w, "%d runs failed invariants exactly as their scenario expects: mutants caught, the lab working.\n", caught)
+		fmt.Fprintf(w, "%s failed invariants exactly as the scenario expects: bugs caught, the lab working.\n", plural(caught, "run"))
 	}
 	if unjudged > 0 {
-		fmt.Fprintf(w, "%d runs failed invariants their scenario does not judge (shown as \"also failed\"; not counted).\n", unjudged)
+		fmt.Fprintf(w, "%s failed invariants the scenario does not judge (\"also failed\"; not counted).\n", plural(unjudged, "run"))
 	}
 	if hostOut != "" {
 		fmt.Fprintf(env.Stderr, "\nThe testing framework reported failures:\n%s\n", indent(hostOut, "  "))
@@ -250,6 +255,13 @@ func verdictSummary(r *lab.Result) string {
 		s += fmt.Sprintf("  [%s virtual, %s]", r.Trace.End, r.Wall.Round(time.Millisecond))
 	}
 	return s
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", what)
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 func firstLine(s string) string {

@@ -1,10 +1,7 @@
 package lab
 
 import (
-	"encoding/json"
-	"errors"
 	"io"
-	"os"
 	"testing"
 
 	"github.com/cachelab/cachelab/invariants"
@@ -15,60 +12,11 @@ import (
 // This file is the lab's only contact with the other packages' entry
 // points, so that their signatures are adapted in one place.
 
-// errNotYet is returned by entry points of packages still being built.
-var errNotYet = errors.New("lab: this part of cachelab is not built yet")
-
 // runPlan runs p in a synctest bubble under t and returns its trace.
-func runPlan(t *testing.T, p *sim.Plan) (*sim.Trace, error) {
-	return nil, errNotYet
-}
+func runPlan(t *testing.T, p *sim.Plan) (*sim.Trace, error) { return sim.Run(t, p) }
 
 // checkTrace judges a trace with every invariant.
-func checkTrace(tr *sim.Trace) []invariants.Verdict { return nil }
-
-// InvariantNames lists the invariants' names, in check order.
-func InvariantNames() []string { return nil }
-
-// loadPlanFile reads a plan file, with errors naming field and line.
-func loadPlanFile(path string) (*sim.Plan, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var p sim.Plan
-	if err := json.Unmarshal(b, &p); err != nil {
-		return nil, err
-	}
-	return &p, nil
-}
-
-// savePlan writes p as indented JSON.
-func savePlan(w io.Writer, p *sim.Plan) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(p)
-}
-
-// writeTrace writes tr as JSON Lines.
-func writeTrace(w io.Writer, tr *sim.Trace) error { return errNotYet }
-
-// readTraceFile reads a JSON Lines trace.
-func readTraceFile(path string) (*sim.Trace, error) { return nil, errNotYet }
-
-// writeHTML renders one run's report.
-func writeHTML(w io.Writer, run reports.Run) error { return errNotYet }
-
-// writeIndex renders the index of a batch.
-func writeIndex(w io.Writer, title string, entries []reports.IndexEntry) error { return errNotYet }
-
-// writeJSON writes one run's verdicts.
-func writeJSON(w io.Writer, run reports.Run) error { return reports.JSON(w, run) }
-
-// writeJUnit writes a batch as JUnit XML.
-func writeJUnit(w io.Writer, runs []reports.Run) error { return reports.JUnit(w, runs) }
-
-// applyDefaults sets a plan's optional fields to their defaults.
-func applyDefaults(p *sim.Plan) {}
+func checkTrace(tr *sim.Trace) []invariants.Verdict { return invariants.Check(tr) }
 
 // InvariantInfo describes one invariant for `cachelab list`.
 type InvariantInfo struct {
@@ -76,4 +24,48 @@ type InvariantInfo struct {
 }
 
 // Invariants lists the invariants, in check order.
-func Invariants() []InvariantInfo { return nil }
+func Invariants() []InvariantInfo {
+	var out []InvariantInfo
+	for _, inv := range invariants.All() {
+		out = append(out, InvariantInfo{Name: inv.Name, Summary: inv.Summary, Contract: inv.Contract})
+	}
+	return out
+}
+
+// InvariantNames lists the invariants' names, in check order.
+func InvariantNames() []string {
+	var out []string
+	for _, inv := range invariants.All() {
+		out = append(out, inv.Name)
+	}
+	return out
+}
+
+// loadPlanFile reads a plan file, with errors naming field and line.
+func loadPlanFile(path string) (*sim.Plan, error) { return sim.LoadPlanFile(path) }
+
+// savePlan writes p as indented JSON.
+func savePlan(w io.Writer, p *sim.Plan) error { return p.Save(w) }
+
+// applyDefaults sets a plan's optional fields to their defaults.
+func applyDefaults(p *sim.Plan) { p.ApplyDefaults() }
+
+// writeTrace writes tr as JSON Lines.
+func writeTrace(w io.Writer, tr *sim.Trace) error { return sim.WriteTrace(w, tr) }
+
+// readTraceFile reads a JSON Lines trace.
+func readTraceFile(path string) (*sim.Trace, error) { return sim.ReadTraceFile(path) }
+
+// writeHTML renders one run's report.
+func writeHTML(w io.Writer, run reports.Run) error { return reports.HTML(w, run) }
+
+// writeIndex renders the index of a batch.
+func writeIndex(w io.Writer, title string, entries []reports.IndexEntry) error {
+	return reports.Index(w, entries)
+}
+
+// writeJSON writes one run's verdicts.
+func writeJSON(w io.Writer, run reports.Run) error { return reports.JSON(w, run) }
+
+// writeJUnit writes a batch as JUnit XML.
+func writeJUnit(w io.Writer, runs []reports.Run) error { return reports.JUnit(w, runs) }

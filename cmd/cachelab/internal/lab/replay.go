@@ -139,7 +139,7 @@ func faults(tr *sim.Trace) []faultKey {
 			continue
 		}
 		parts := []string{r.Fault, "at " + r.At.String()}
-		for _, f := range []struct{ k, v string }{{"watcher", r.Watcher}, {"verb", r.Verb}, {"resource", r.Resource}, {"object", strings.Trim(r.Namespace+"/"+r.Name, "/")}, {"detail", r.Detail}} {
+		for _, f := range []struct{ k, v string }{{"target", r.Target}, {"watcher", r.Watcher}, {"verb", r.Verb}, {"resource", r.Resource}, {"object", strings.Trim(r.Namespace+"/"+r.Name, "/")}, {"detail", r.Detail}} {
 			if f.v != "" {
 				parts = append(parts, f.k+"="+f.v)
 			}
