@@ -80,6 +80,8 @@ type pageRec struct {
 	Breaking  bool            `json:"cb,omitempty"`
 	Objects   []int           `json:"os,omitempty"`
 	Detail    int             `json:"d,omitempty"`
+	// StepText describes the plan step of a step record, from the Plan.
+	StepText int `json:"sd,omitempty"`
 }
 
 // pageData is the JSON the page's script renders.
@@ -163,6 +165,9 @@ func buildPage(run Run, fail *failureView) (pageData, error) {
 		}
 		if r.Pos != i {
 			pr.Pos = r.Pos
+		}
+		if p := run.plan(); r.Kind == sim.RecStep && p != nil && r.Step >= 0 && r.Step < len(p.Steps) {
+			pr.StepText = in.id(describeStep(p.Steps[r.Step]))
 		}
 		if len(r.Object) > 0 {
 			var b bytes.Buffer
@@ -311,4 +316,51 @@ func HTML(w io.Writer, run Run) error {
 	}
 	_, err = w.Write(b.Bytes())
 	return err
+}
+
+// describeStep says what a plan step does in a few words, for the step's
+// label: "create configmaps default/c5", "disconnect pods of naivecache".
+func describeStep(st sim.Step) string {
+	parts := []string{st.Op}
+	obj := st.Name
+	if st.Namespace != "" && obj != "" {
+		obj = st.Namespace + "/" + obj
+	}
+	if st.Resource != "" {
+		parts = append(parts, shortResource(st.Resource))
+	} else if obj == "" && len(st.Object) > 0 {
+		var m struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Name      string `json:"name"`
+				Namespace string `json:"namespace"`
+			} `json:"metadata"`
+		}
+		if json.Unmarshal(st.Object, &m) == nil {
+			parts = append(parts, strings.ToLower(m.Kind))
+			obj = m.Metadata.Name
+			if m.Metadata.Namespace != "" && obj != "" {
+				obj = m.Metadata.Namespace + "/" + obj
+			}
+		}
+	}
+	if obj != "" {
+		parts = append(parts, obj)
+	}
+	if st.Target != "" {
+		parts = append(parts, "of "+st.Target)
+	}
+	if st.Code != 0 {
+		parts = append(parts, fmt.Sprintf("with %d", st.Code))
+	}
+	if st.Verb != "" {
+		parts = append(parts, "on "+st.Verb)
+	}
+	if st.Lag != 0 {
+		parts = append(parts, fmt.Sprintf("lag %d", st.Lag))
+	}
+	if st.For != 0 {
+		parts = append(parts, "for "+st.For.String())
+	}
+	return strings.Join(parts, " ")
 }

@@ -269,3 +269,28 @@ func TestFirstFailureTreatsNilAndEmptyFinalizersAsEqual(t *testing.T) {
 		t.Errorf("web-2 with finalizers [] in the cache and none on the server: diff %q, summary %q, compared %d; want no difference over 2 objects", c.Diff, c.Summary, c.Compared)
 	}
 }
+
+func TestStepLabelsComeFromThePlan(t *testing.T) {
+	cases := []struct {
+		step sim.Step
+		want string
+	}{
+		{sim.Step{Actor: "user", Op: "create", Resource: "pods", Namespace: "default", Name: "web-2"}, "create pods default/web-2"},
+		{sim.Step{Actor: "faults", Op: "disconnect", Resource: "pods", Target: "naivecache"}, "disconnect pods of naivecache"},
+		{sim.Step{Actor: "user", Op: "create", Object: json.RawMessage(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c5","namespace":"default"}}`)}, "create configmap default/c5"},
+		{sim.Step{Actor: "faults", Op: "fail-next", Verb: "update", Code: 409}, "fail-next with 409 on update"},
+		{sim.Step{Actor: "faults", Op: "stale-replica", Lag: 3, For: sim.Duration(2e9)}, "stale-replica lag 3 for 2s"},
+		{sim.Step{Actor: "controller", Op: "crash"}, "crash"},
+	}
+	for _, c := range cases {
+		if got := describeStep(c.step); got != c.want {
+			t.Errorf("describeStep(%+v) = %q, want %q", c.step, got, c.want)
+		}
+	}
+	d := pageJSON(t, renderHTML(t, fixtureFailing()))
+	strs := d["S"].([]any)
+	rec15 := d["recs"].([]any)[15].(map[string]any) // the disconnect step
+	if got := strs[int(rec15["sd"].(float64))]; got != "disconnect pods of naivecache" {
+		t.Errorf("step record #15 is labelled %q, want %q", got, "disconnect pods of naivecache")
+	}
+}

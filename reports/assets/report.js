@@ -24,7 +24,7 @@
       lag: r.lg || 0, count: r.ct || 0, watcher: s(r.w), watchList: !!r.wl, event: s(r.e),
       initial: !!r.in, tombstone: !!r.ts, handler: s(r.h), signal: s(r.s), value: !!r.v, op: s(r.op),
       key: s(r.ky), result: s(r.re), step: r.st || 0, fault: s(r.f), breaking: !!r.cb,
-      objects: r.os || null, detail: s(r.d)
+      objects: r.os || null, detail: s(r.d), stepText: s(r.sd)
     };
   });
   var byPos = {};
@@ -57,7 +57,7 @@
       case 'cache': return 'cache ' + r.handler + ' snapshot: ' + (r.objects ? r.objects.length : 0) + ' objects' + (r.detail ? ' · ' + r.detail : '');
       case 'final': return 'server state at the end: ' + (r.objects ? r.objects.length : 0) + ' objects';
       case 'note': return r.detail;
-      case 'step': return 'step ' + r.step + ': ' + r.actor + ' ' + r.op + (r.detail ? ' · ' + r.detail : '');
+      case 'step': return 'step ' + r.step + ': ' + r.actor + ' ' + (r.stepText || r.op) + (r.detail && r.detail !== r.stepText ? ' · ' + r.detail : '');
       case 'crash': return r.actor + ' crashed' + (r.detail ? ': ' + r.detail : '');
       case 'restart': return r.actor + ' restarted';
       case 'desired': return 'desired == actual: ' + r.value + (r.detail ? ' (' + r.detail + ')' : '');
@@ -187,7 +187,7 @@
       var tag = row.name === subjectActor || row.name === D.subject ? '<span class="tag">subject</span>' : '';
       lh += '<div class="tl-group" style="height:' + row.h + 'px">' + esc(row.name) + tag + '</div>';
     } else {
-      lh += '<div class="lane-label" data-lane="' + row.lane.i + '" style="height:' + row.h + 'px" title="' + esc(row.lane.help) + '">' + esc(row.lane.label) + '</div>';
+      lh += '<div class="lane-label" data-lane="' + row.lane.i + '" style="height:' + row.h + 'px" title="' + esc(row.lane.label + ': ' + row.lane.help) + '">' + esc(row.lane.label) + '</div>';
     }
   });
   labels.innerHTML = lh;
@@ -300,7 +300,7 @@
           if (l.style !== 'signal' || r.kind !== 'signal') parts.push(markSVG(r.st.sh, x, y0, r.st.c, 'class="mark" data-i="' + r.i + '"'));
           else parts.push('<circle class="mark" data-i="' + r.i + '" cx="' + x + '" cy="' + (y0 + (r.value ? 5 : ROW_H - 5)) + '" r="3" fill="' + COLORS.purple + '"/>');
           if (l.label === 'plan steps' && bin.gap > 50) {
-            var txt = r.op + (r.detail ? ' · ' + r.detail : ''), n = Math.floor((bin.gap - 12) / 6.2);
+            var txt = r.stepText || r.detail || r.op, n = Math.floor((bin.gap - 12) / 6.2);
             if (txt.length > n) txt = txt.slice(0, Math.max(n - 1, 1)) + '…';
             parts.push('<text class="steplabel" x="' + (x + 5) + '" y="' + (y0 + ROW_H / 2 + 4) + '">' + esc(txt) + '</text>');
           }
