@@ -2,10 +2,13 @@ package cli
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/cachelab/cachelab/cmd/cachelab/internal/lab"
+	"github.com/cachelab/cachelab/scenarios"
 )
 
 // run calls the command's entry function in-process, as main does, with a
@@ -114,4 +117,167 @@ func TestParseInterspersedAcceptsFlagsAfterNames(t *testing.T) {
 	if err != nil || strings.Join(pos, ",") != "a,b,--c" || o.subject != "s" || o.out != "x" {
 		t.Errorf("pos=%q subject=%q out=%q err=%v", pos, o.subject, o.out, err)
 	}
+}
+
+func TestBadPlanFileErrorNamesTheFieldAndLine(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "plan.json")
+	plan := `{
+  "version": 1,
+  "seed": 3,
+  "subject": "naivecache",
+  "steps": [
+    {"at": "1s", "actor": "user", "op": "delete", "resource": "configmaps", "namespace": "default", "name": "a"},
+    {"at": "2s", "actor": "kubelet2", "op": "delete"}
+  ]
+}
+`
+	if err := os.WriteFile(path, []byte(plan), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"run", "replay"} {
+		code, _, errs := run(t, cmd, path)
+		if code != ExitUsage {
+			t.Errorf("%s of a bad plan exited %d, want %d", cmd, code, ExitUsage)
+		}
+		want := path + `:7: steps[1].actor: unknown actor "kubelet2" (known: user, competitor, kubelet, faults, controller)`
+		if !strings.Contains(errs, want) {
+			t.Errorf("%s stderr = %q, want it to contain %q", cmd, errs, want)
+		}
+	}
+}
+
+func TestBadScenarioFileErrorNamesTheLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mine.txt")
+	text := "scenario mine\ntitle t\nedge 7\nat 1s user delete configmaps default/a colour=red\n----\nnaivecache: no-lost-deletes=pass\n"
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := run(t, "explain", path)
+	want := path + `:4: step: unknown argument "colour"`
+	if code != ExitUsage || !strings.Contains(errs, want) {
+		t.Errorf("code %d, stderr %q, want it to contain %q", code, errs, want)
+	}
+}
+
+// TestRunOfOneScenarioWritesTheOutFilesAndReplaysThem runs a built-in
+// scenario for one subject, checks every file it writes, then replays the
+// written plan and the written trace.
+func TestRunOfOneScenarioWritesTheOutFilesAndReplaysThem(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, errs := run(t, "run", "tombstone-after-410", "--subject", "naivecache", "--out", out)
+	if code != ExitOK {
+		t.Fatalf("run exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout, errs)
+	}
+	// The naive cache fails no-lost-deletes as the scenario expects: an
+	// expected failure, reported as caught, and the run is "ok".
+	if !strings.Contains(stdout, "ok    tombstone-after-410") || !strings.Contains(stdout, "caught as expected: eventual-convergence, no-lost-deletes") {
+		t.Errorf("run output lacks the ok line with the caught failure:\n%s", stdout)
+	}
+	if !strings.Contains(stdout, "1 run in ") || !strings.Contains(stdout, "1 as expected, 0 unexpected") {
+		t.Errorf("run output lacks the summary:\n%s", stdout)
+	}
+	dir := filepath.Join(out, "tombstone-after-410", "naivecache")
+	for _, f := range []string{"plan.json", "trace.jsonl", "report.html", "verdicts.json"} {
+		st, err := os.Stat(filepath.Join(dir, f))
+		if err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v (size %d)", f, err, sizeOf(st))
+		}
+	}
+	for _, f := range []string{"index.html", "junit.xml"} {
+		b, err := os.ReadFile(filepath.Join(out, f))
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if f == "index.html" && !strings.Contains(string(b), `href="tombstone-after-410/naivecache/report.html"`) {
+			t.Errorf("index.html does not link the run's report")
+		}
+		if f == "junit.xml" && (!strings.Contains(string(b), `failures="0"`) || !strings.Contains(string(b), "pass no-lost-deletes")) {
+			t.Errorf("junit.xml should pass the expected failure and say so:\n%s", b)
+		}
+	}
+	if !strings.Contains(stdout, "Reports: "+filepath.Join(out, "index.html")) {
+		t.Errorf("run does not print where the index is:\n%s", stdout)
+	}
+
+	// Replay the written plan: same scenario, judged again, compared with
+	// the trace written next to it, both traces kept.
+	code, stdout, errs = run(t, "replay", filepath.Join(dir, "plan.json"))
+	if code != ExitOK {
+		t.Fatalf("replay exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout, errs)
+	}
+	for _, want := range []string{
+		"judged by scenario tombstone-after-410",
+		"fail    no-lost-deletes",
+		"fault schedule: same fault schedule as the recorded trace",
+		"kept both traces: recorded " + filepath.Join(dir, "trace.jsonl") + ", replayed " + filepath.Join(dir, "trace.replay.jsonl"),
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("replay output lacks %q:\n%s", want, stdout)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "trace.replay.jsonl")); err != nil {
+		t.Errorf("the replayed trace was not kept: %v", err)
+	}
+
+	// A trace file replays too: its header holds the plan.
+	code, stdout, _ = run(t, "replay", filepath.Join(dir, "trace.jsonl"))
+	if code != ExitOK || !strings.Contains(stdout, "fault schedule: same") {
+		t.Errorf("replay of the trace exited %d:\n%s", code, stdout)
+	}
+
+	// And report renders a trace on its own.
+	html := filepath.Join(t.TempDir(), "r.html")
+	code, stdout, errs = run(t, "report", filepath.Join(dir, "trace.jsonl"), "-o", html)
+	if code != ExitOK || !strings.Contains(stdout, "wrote "+html) || !strings.Contains(stdout, "no-lost-deletes") {
+		t.Errorf("report exited %d: %s %s", code, stdout, errs)
+	}
+}
+
+func TestRunOfAPlanThatFailsUnexpectedlyExitsNonZeroAndPrintsTheReplayCommand(t *testing.T) {
+	// The scenario expects naivecache to fail no-lost-deletes; run it as a
+	// bare plan file, where no expectation applies: every fail counts.
+	s, err := scenarios.Get("tombstone-after-410")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := s.PlanFor("naivecache")
+	p.Name = "my-plan"
+	path := filepath.Join(t.TempDir(), "my-plan.json")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Save(f); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	out := t.TempDir()
+	code, stdout, _ := run(t, "run", path, "--out", out)
+	if code != ExitUnexpected {
+		t.Errorf("exit %d, want %d", code, ExitUnexpected)
+	}
+	replay := "replay: cachelab replay " + filepath.Join(out, "my-plan", "naivecache", "plan.json")
+	if !strings.Contains(stdout, "FAIL  my-plan") || !strings.Contains(stdout, "unexpected: no-lost-deletes") || !strings.Contains(stdout, replay) {
+		t.Errorf("output lacks the FAIL line, the unexpected verdict or %q:\n%s", replay, stdout)
+	}
+}
+
+func TestRandomRunsAreNamedBySeed(t *testing.T) {
+	code, stdout, errs := run(t, "run", "--random", "2", "--seed", "40", "--subject", "informer-realfifo", "--out", "")
+	if code == ExitUsage {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"random-40", "random-41", "2 runs in "} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+func sizeOf(st os.FileInfo) int64 {
+	if st == nil {
+		return 0
+	}
+	return st.Size()
 }
