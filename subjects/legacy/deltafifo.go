@@ -45,6 +45,8 @@ type DeltaFIFOSubject struct {
 var (
 	_ sim.Subject   = (*DeltaFIFOSubject)(nil)
 	_ sim.Converger = (*DeltaFIFOSubject)(nil)
+
+	_ sim.CacheSnapshotter = (*DeltaFIFOSubject)(nil)
 )
 
 // NewDeltaFIFO returns a subject that is not started.
@@ -158,4 +160,14 @@ func (s *DeltaFIFOSubject) handle(t watch.EventType, obj, old any, initial bool,
 func (s *DeltaFIFOSubject) sample(key string, initial bool) {
 	v := cache.IsDone(s.fifo.HasSyncedChecker())
 	s.h.flip(SignalFIFOSynced, v, fmt.Sprintf("sampled in process of %s (isInInitialList=%v)", key, initial))
+}
+
+// SnapshotCaches implements sim.CacheSnapshotter: the informer's store,
+// named after the subject.
+func (s *DeltaFIFOSubject) SnapshotCaches() []sim.CacheSnapshot {
+	store := s.Store()
+	if store == nil {
+		return nil
+	}
+	return []sim.CacheSnapshot{{Name: DeltaFIFOName, Objects: mirror.Snapshot(mirror.Resource, store.List())}}
 }

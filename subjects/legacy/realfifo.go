@@ -52,6 +52,8 @@ type RealFIFOSubject struct {
 var (
 	_ sim.Subject   = (*RealFIFOSubject)(nil)
 	_ sim.Converger = (*RealFIFOSubject)(nil)
+
+	_ sim.CacheSnapshotter = (*RealFIFOSubject)(nil)
 )
 
 // NewRealFIFO returns a subject that is not started.
@@ -145,4 +147,14 @@ func sameRV(a, b any) bool {
 	ma, err1 := meta.Accessor(a)
 	mb, err2 := meta.Accessor(b)
 	return err1 == nil && err2 == nil && ma.GetResourceVersion() == mb.GetResourceVersion()
+}
+
+// SnapshotCaches implements sim.CacheSnapshotter: the informer's store,
+// named after the subject.
+func (s *RealFIFOSubject) SnapshotCaches() []sim.CacheSnapshot {
+	store := s.Store()
+	if store == nil {
+		return nil
+	}
+	return []sim.CacheSnapshot{{Name: RealFIFOName, Objects: mirror.Snapshot(mirror.Resource, store.List())}}
 }

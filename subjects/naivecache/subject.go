@@ -71,8 +71,9 @@ type Subject struct {
 }
 
 var (
-	_ sim.Subject   = (*Subject)(nil)
-	_ sim.Converger = (*Subject)(nil)
+	_ sim.Subject          = (*Subject)(nil)
+	_ sim.Converger        = (*Subject)(nil)
+	_ sim.CacheSnapshotter = (*Subject)(nil)
 )
 
 // New returns a subject that is not started.
@@ -274,10 +275,22 @@ func (s *Subject) note(detail string) {
 }
 
 func (s *Subject) snapshot(why string) {
+	s.env.Rec.Record(sim.Record{Kind: sim.RecCache, Actor: s.env.Name, Handler: Name, Objects: s.objects(), Detail: why})
+}
+
+func (s *Subject) objects() []sim.ObjectState {
 	objs := s.cache.List()
 	anys := make([]any, len(objs))
 	for i, o := range objs {
 		anys[i] = o
 	}
-	s.env.Rec.Record(sim.Record{Kind: sim.RecCache, Actor: s.env.Name, Handler: Name, Objects: mirror.Snapshot(mirror.Resource, anys), Detail: why})
+	return mirror.Snapshot(mirror.Resource, anys)
+}
+
+// SnapshotCaches implements sim.CacheSnapshotter: the map, named "naivecache".
+func (s *Subject) SnapshotCaches() []sim.CacheSnapshot {
+	if s.cache == nil {
+		return nil
+	}
+	return []sim.CacheSnapshot{{Name: Name, Objects: s.objects()}}
 }

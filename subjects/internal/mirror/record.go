@@ -2,7 +2,6 @@ package mirror
 
 import (
 	"context"
-	"sort"
 	"strconv"
 	"sync"
 
@@ -51,33 +50,16 @@ func ParseRV(rv string) int64 {
 	return n
 }
 
-// Snapshot turns cached objects into a trace snapshot, sorted by namespace
-// and name. Objects without metadata are skipped.
+// Snapshot turns cached objects into a trace snapshot (sim.ObjectStateOf),
+// sorted by namespace and name. Objects without metadata are skipped.
 func Snapshot(resource string, objs []any) []sim.ObjectState {
 	out := make([]sim.ObjectState, 0, len(objs))
 	for _, obj := range objs {
-		m, err := meta.Accessor(obj)
-		if err != nil {
-			continue
+		if st, ok := sim.ObjectStateOf(resource, obj); ok {
+			out = append(out, st)
 		}
-		st := sim.ObjectState{
-			Resource:    resource,
-			Namespace:   m.GetNamespace(),
-			Name:        m.GetName(),
-			UID:         string(m.GetUID()),
-			RV:          ParseRV(m.GetResourceVersion()),
-			Terminating: m.GetDeletionTimestamp() != nil,
-			Finalizers:  append([]string(nil), m.GetFinalizers()...),
-			Owner:       string(controllerUID(m)),
-		}
-		out = append(out, st)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Namespace != out[j].Namespace {
-			return out[i].Namespace < out[j].Namespace
-		}
-		return out[i].Name < out[j].Name
-	})
+	sim.SortObjectStates(out)
 	return out
 }
 

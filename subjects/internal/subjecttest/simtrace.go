@@ -1,0 +1,124 @@
+package subjecttest
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/cachelab/cachelab/sim"
+)
+
+// CM returns a ConfigMap's JSON for a plan, in namespace "default".
+func CM(name string, data map[string]string) json.RawMessage {
+	b, err := json.Marshal(map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]string{"name": name, "namespace": "default"},
+		"data":     data,
+	})
+	if err != nil {
+		panic(err) // a map of strings always marshals
+	}
+	return b
+}
+
+// At is a virtual time for a plan.
+func At(d time.Duration) sim.Duration { return sim.Duration(d) }
+
+// Run plays p with sim.Run, failing t on a run error, and logs the trace
+// (without per-event and per-request records) when t fails or -v is set.
+func Run(t *testing.T, p *sim.Plan) *sim.Trace {
+	t.Helper()
+	tr, err := sim.Run(t, p)
+	if err != nil {
+		t.Fatalf("sim.Run: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() || testing.Verbose() {
+			var quiet []sim.Record
+			for _, r := range tr.Records {
+				if r.Kind != sim.RecSent && r.Kind != sim.RecDelivered && r.Kind != sim.RecRequest {
+					quiet = append(quiet, r)
+				}
+			}
+			t.Logf("outcome %s, end %s, %d records:\n%s", tr.Outcome, tr.End, len(tr.Records), DumpTrace(quiet))
+		}
+	})
+	return tr
+}
+
+// DumpTrace formats sim records one a line, with actor and resource.
+func DumpTrace(recs []sim.Record) string {
+	out := ""
+	for _, r := range recs {
+		out += fmt.Sprintf("%-10s %-9s ", r.Actor, r.Verb) + Dump([]sim.Record{r})
+	}
+	return out
+}
+
+// Find returns the records matching pred.
+func Find(tr *sim.Trace, pred func(sim.Record) bool) []sim.Record {
+	var out []sim.Record
+	for _, r := range tr.Records {
+		if pred(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Last returns the last record of kind; ok false if none.
+func Last(tr *sim.Trace, kind sim.RecordKind) (sim.Record, bool) {
+	for i := len(tr.Records) - 1; i >= 0; i-- {
+		if tr.Records[i].Kind == kind {
+			return tr.Records[i], true
+		}
+	}
+	return sim.Record{}, false
+}
+
+// RequireFullSimTrace fails t unless the trace holds, from actor, handler,
+// queue, reconcile (as many starts as ends), signal and cache records, and
+// ends quiet with the subject's desired state reached.
+func RequireFullSimTrace(t *testing.T, tr *sim.Trace, actor string) {
+	t.Helper()
+	if tr.Outcome != "quiet" {
+		t.Errorf("outcome %q, want quiet", tr.Outcome)
+	}
+	for _, kind := range []sim.RecordKind{sim.RecHandler, sim.RecQueue, sim.RecReconcile, sim.RecSignal, sim.RecCache} {
+		if len(Find(tr, func(r sim.Record) bool { return r.Kind == kind && r.Actor == actor })) == 0 {
+			t.Errorf("no %s record from %s", kind, actor)
+		}
+	}
+	starts := len(Find(tr, func(r sim.Record) bool { return r.Kind == sim.RecReconcile && r.Op == "start" }))
+	ends := len(Find(tr, func(r sim.Record) bool { return r.Kind == sim.RecReconcile && r.Op == "end" }))
+	if starts == 0 || starts != ends {
+		t.Errorf("reconcile records: %d starts, %d ends", starts, ends)
+	}
+	if d, ok := Last(tr, sim.RecDesired); !ok || !d.Value {
+		t.Errorf("last desired record %+v, want desired == actual at the end", d)
+	}
+}
+
+// CacheAtEnd returns the snapshot the sim took of cache name at the end of
+// the run (the last RecCache with that Handler and no Detail).
+func CacheAtEnd(t *testing.T, tr *sim.Trace, name string) []sim.ObjectState {
+	t.Helper()
+	for i := len(tr.Records) - 1; i >= 0; i-- {
+		r := tr.Records[i]
+		if r.Kind == sim.RecCache && r.Handler == name && r.Detail == "" {
+			return r.Objects
+		}
+	}
+	t.Fatalf("no end-of-run snapshot of cache %q", name)
+	return nil
+}
+
+// Names returns the names in a snapshot, in its order.
+func Names(objs []sim.ObjectState) []string {
+	out := make([]string, len(objs))
+	for i, o := range objs {
+		out[i] = o.Name
+	}
+	return out
+}

@@ -1,0 +1,111 @@
+package legacy
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cachelab/cachelab/sim"
+	st "github.com/cachelab/cachelab/subjects/internal/subjecttest"
+)
+
+var subjects = []string{DeltaFIFOName, RealFIFOName}
+
+// TestInformerSubjectsUnderSimConvergeAndLeaveAFullTrace: without faults,
+// both registered subjects, driven by sim.Run, converge through a user
+// update and delete and leave handler, queue, reconcile, signal and cache
+// records; their caches at the end equal the server's ConfigMaps.
+func TestInformerSubjectsUnderSimConvergeAndLeaveAFullTrace(t *testing.T) {
+	for _, name := range subjects {
+		t.Run(name, func(t *testing.T) {
+			tr := st.Run(t, &sim.Plan{Version: sim.PlanVersion, Seed: 1, Subject: name,
+				Objects: []json.RawMessage{st.CM("a", map[string]string{"k": "1"}), st.CM("b", nil)},
+				Steps: []sim.Step{
+					{At: st.At(2 * time.Second), Actor: "user", Op: "update", Object: st.CM("a", map[string]string{"k": "2"})},
+					{At: st.At(4 * time.Second), Actor: "user", Op: "delete", Resource: "configmaps", Namespace: "default", Name: "b"},
+				}})
+			st.RequireFullSimTrace(t, tr, name)
+			if got := st.Names(st.CacheAtEnd(t, tr, name)); !slices.Equal(got, []string{"a", "a-mirror"}) {
+				t.Errorf("cache at the end %v, want [a a-mirror]", got)
+			}
+		})
+	}
+}
+
+// TestInformerSubjectsUnderSimDeliverTombstonesForADeleteLostInA410Gap runs
+// the naive cache's 410-gap plan (events 1s late, delete b, expire the
+// watch at once) on both informers: each hands OnDelete a
+// DeletedFinalStateUnknown for b and b-mirror, and ends with a cache equal
+// to the server's ConfigMaps, where the naive map keeps both.
+func TestInformerSubjectsUnderSimDeliverTombstonesForADeleteLostInA410Gap(t *testing.T) {
+	for _, name := range subjects {
+		t.Run(name, func(t *testing.T) {
+			tr := st.Run(t, gapPlan(name))
+			tombs := st.Find(tr, func(r sim.Record) bool { return r.Kind == sim.RecHandler && r.EventType == "DELETED" && r.Tombstone })
+			var names []string
+			for _, r := range tombs {
+				names = append(names, r.Name)
+			}
+			slices.Sort(names)
+			if !slices.Equal(names, []string{"b", "b-mirror"}) {
+				t.Errorf("tombstones for %v, want [b b-mirror]", names)
+			}
+			if got := st.Names(st.CacheAtEnd(t, tr, name)); !slices.Equal(got, []string{"a", "a-mirror"}) {
+				t.Errorf("cache at the end %v, want [a a-mirror]", got)
+			}
+		})
+	}
+}
+
+// gapPlan is naivecache.GapPlan (copied: package legacy imports nothing of
+// naivecache).
+func gapPlan(subject string) *sim.Plan {
+	return &sim.Plan{Version: sim.PlanVersion, Seed: 1, Subject: subject,
+		Objects: []json.RawMessage{st.CM("a", nil), st.CM("b", nil)},
+		Faults:  sim.FaultPolicy{Latency: sim.Distribution{Kind: "fixed", Max: st.At(time.Second)}},
+		Steps: []sim.Step{
+			{At: st.At(3 * time.Second), Actor: "user", Op: "delete", Resource: "configmaps", Namespace: "default", Name: "b"},
+			{At: st.At(3 * time.Second), Actor: "faults", Op: "expire", Resource: "configmaps", Target: subject},
+		}}
+}
+
+// TestDeltaFIFOUnderSimIsSyncedBeforeItsLastInitialItemIsHandled is
+// EDGE-CASES 3 through the whole stack (WatchList initial events, the
+// reflector's Replace, the DeltaFIFO, cache.New's process loop): the
+// fifo-synced sample turns true in the process call of the last initial
+// item, before its handler call (isInInitialList=true) is made. The
+// RealFIFO subject's handler-synced signal, by contrast, comes after its
+// last initial handler call.
+func TestDeltaFIFOUnderSimIsSyncedBeforeItsLastInitialItemIsHandled(t *testing.T) {
+	objs := []json.RawMessage{st.CM("a", nil), st.CM("b", nil), st.CM("c", nil)}
+	lastInitial := func(tr *sim.Trace, actor string) sim.Record {
+		t.Helper()
+		hs := st.Find(tr, func(r sim.Record) bool { return r.Kind == sim.RecHandler && r.Actor == actor && r.Initial })
+		if len(hs) != 3 {
+			t.Fatalf("%s: %d initial handler calls, want 3", actor, len(hs))
+		}
+		return hs[2]
+	}
+
+	tr := st.Run(t, &sim.Plan{Version: sim.PlanVersion, Seed: 1, Subject: DeltaFIFOName, Objects: objs})
+	last := lastInitial(tr, DeltaFIFOName)
+	synced := st.Find(tr, func(r sim.Record) bool { return r.Kind == sim.RecSignal && r.Signal == SignalFIFOSynced && r.Value })
+	if len(synced) != 1 {
+		t.Fatalf("%d fifo-synced=true records, want 1", len(synced))
+	}
+	wantDetail := fmt.Sprintf("default/%s (isInInitialList=true)", last.Name)
+	if synced[0].Pos > last.Pos || !strings.Contains(synced[0].Detail, wantDetail) {
+		t.Errorf("fifo-synced=true at %d (%q), want before the last initial handler call at %d, sampled in process of %s",
+			synced[0].Pos, synced[0].Detail, last.Pos, wantDetail)
+	}
+
+	tr = st.Run(t, &sim.Plan{Version: sim.PlanVersion, Seed: 1, Subject: RealFIFOName, Objects: objs})
+	last = lastInitial(tr, RealFIFOName)
+	hs := st.Find(tr, func(r sim.Record) bool { return r.Kind == sim.RecSignal && r.Signal == SignalHandlerSynced && r.Value })
+	if len(hs) != 1 || hs[0].Pos < last.Pos {
+		t.Errorf("handler-synced %+v, want one record after the last initial handler call at %d", hs, last.Pos)
+	}
+}

@@ -1,0 +1,90 @@
+package naivecache
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/cachelab/cachelab/sim"
+	st "github.com/cachelab/cachelab/subjects/internal/subjecttest"
+)
+
+// TestNaiveCacheUnderSimConvergesAndLeavesAFullTrace: without faults, the
+// registered subject, driven by sim.Run, converges (a user update and
+// delete included) and leaves handler, queue, reconcile, signal and cache
+// records.
+func TestNaiveCacheUnderSimConvergesAndLeavesAFullTrace(t *testing.T) {
+	tr := st.Run(t, &sim.Plan{Version: sim.PlanVersion, Seed: 1, Subject: Name,
+		Objects: []json.RawMessage{st.CM("a", map[string]string{"k": "1"}), st.CM("b", nil)},
+		Steps: []sim.Step{
+			{At: st.At(2 * time.Second), Actor: "user", Op: "update", Object: st.CM("a", map[string]string{"k": "2"})},
+			{At: st.At(4 * time.Second), Actor: "user", Op: "delete", Resource: "configmaps", Namespace: "default", Name: "b"},
+		}})
+	st.RequireFullSimTrace(t, tr, Name)
+	if got := st.Names(st.CacheAtEnd(t, tr, Name)); !slices.Equal(got, []string{"a", "a-mirror"}) {
+		t.Errorf("cache at the end %v, want [a a-mirror]", got)
+	}
+}
+
+// TestNaiveCacheUnderSimSaysSyncedBeforeItsOwnWriteIsDelivered is
+// EDGE-CASES 4 as a sim plan: every watch event is delivered 1s late; the
+// controller writes a-mirror on the first "synced" (100ms), and the signal
+// stays true until that write's event is delivered a second later.
+func TestNaiveCacheUnderSimSaysSyncedBeforeItsOwnWriteIsDelivered(t *testing.T) {
+	tr := st.Run(t, &sim.Plan{Version: sim.PlanVersion, Seed: 1, Subject: Name,
+		Objects: []json.RawMessage{st.CM("a", nil)},
+		Faults:  sim.FaultPolicy{Latency: sim.Distribution{Kind: "fixed", Max: st.At(time.Second)}},
+	})
+	write := st.Find(tr, func(r sim.Record) bool { return r.Kind == sim.RecWrite && r.Name == "a-mirror" && r.Verb == "create" })
+	delivered := st.Find(tr, func(r sim.Record) bool {
+		return r.Kind == sim.RecDelivered && r.Name == "a-mirror" && r.Actor == Name
+	})
+	synced := st.Find(tr, func(r sim.Record) bool { return r.Kind == sim.RecSignal && r.Signal == SignalQuiescence && r.Value })
+	if len(write) != 1 || len(delivered) == 0 || len(synced) < 2 {
+		t.Fatalf("want one a-mirror create, its delivery and two 'synced' flips; got %d, %d, %d", len(write), len(delivered), len(synced))
+	}
+	if synced[0].At.D() != 100*time.Millisecond || write[0].At.D() != 100*time.Millisecond || delivered[0].At.D() != 1100*time.Millisecond {
+		t.Errorf("synced at %s, a-mirror written at %s and delivered at %s; want 100ms, 100ms, 1.1s", synced[0].At, write[0].At, delivered[0].At)
+	}
+	// Between the write and its delivery nothing flipped the signal back.
+	for _, r := range st.Find(tr, func(r sim.Record) bool { return r.Kind == sim.RecSignal && r.Signal == SignalQuiescence }) {
+		if r.Pos > write[0].Pos && r.Pos < delivered[0].Pos {
+			t.Errorf("signal flipped to %v at %s while a-mirror was in flight", r.Value, r.At)
+		}
+	}
+}
+
+// TestNaiveCacheUnderSimKeepsADeleteLostInA410Gap: with events delivered 1s
+// late, b is deleted and the subject's watch expires before the delete is
+// delivered. At the end the naive map still holds b and b-mirror, which the
+// server (RecFinal) no longer has.
+func TestNaiveCacheUnderSimKeepsADeleteLostInA410Gap(t *testing.T) {
+	tr := st.Run(t, GapPlan(Name))
+	if got := st.Names(st.CacheAtEnd(t, tr, Name)); !slices.Equal(got, []string{"a", "a-mirror", "b", "b-mirror"}) {
+		t.Errorf("naive cache at the end %v, want b and b-mirror still there", got)
+	}
+	final, _ := st.Last(tr, sim.RecFinal)
+	var cms []string
+	for _, o := range final.Objects {
+		if o.Resource == "configmaps" {
+			cms = append(cms, o.Name)
+		}
+	}
+	if !slices.Equal(cms, []string{"a", "a-mirror"}) {
+		t.Errorf("server at the end %v, want [a a-mirror]", cms)
+	}
+}
+
+// GapPlan is the 410-gap plan shared with the informer subjects' tests (a
+// copy lives in package legacy): events 1s late, delete b at 3s, expire the
+// subject's watch at once.
+func GapPlan(subject string) *sim.Plan {
+	return &sim.Plan{Version: sim.PlanVersion, Seed: 1, Subject: subject,
+		Objects: []json.RawMessage{st.CM("a", nil), st.CM("b", nil)},
+		Faults:  sim.FaultPolicy{Latency: sim.Distribution{Kind: "fixed", Max: st.At(time.Second)}},
+		Steps: []sim.Step{
+			{At: st.At(3 * time.Second), Actor: "user", Op: "delete", Resource: "configmaps", Namespace: "default", Name: "b"},
+			{At: st.At(3 * time.Second), Actor: "faults", Op: "expire", Resource: "configmaps", Target: subject},
+		}}
+}
