@@ -31,7 +31,7 @@ var epoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // newTestStore returns a store on a fake clock with the widgets CRD
 // (status subresource, spec.size must be >= 0) registered.
-func newTestStore(t testing.TB, window int64) (*Store, *clocktesting.FakeClock) {
+func newTestStore(t fataler, window int64) (*Store, *clocktesting.FakeClock) {
 	t.Helper()
 	clk := clocktesting.NewFakeClock(epoch)
 	s := New(Options{Clock: clk, HistoryWindow: window})
@@ -49,6 +49,12 @@ func newTestStore(t testing.TB, window int64) (*Store, *clocktesting.FakeClock) 
 		t.Fatalf("Register widgets: %v", err)
 	}
 	return s, clk
+}
+
+// fataler is what the helpers need of testing.TB and *rapid.T.
+type fataler interface {
+	Helper()
+	Fatalf(format string, args ...any)
 }
 
 // cm returns a ConfigMap.
