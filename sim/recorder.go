@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"encoding/json"
 	"sort"
 	"strconv"
@@ -29,7 +30,8 @@ type recorder struct {
 	closed  bool
 
 	// Converger support: the server's state rebuilt from write
-	// observations, and the last answer of Desired (-1: not asked yet).
+	// observations (always kept), and the last answer of Desired (-1: not
+	// asked yet).
 	conv      Converger
 	convActor string
 	state     map[objKey]ServerObject
@@ -49,7 +51,7 @@ type objKey struct {
 }
 
 func newRecorder(start time.Time, policy *Policy) *recorder {
-	return &recorder{start: start, policy: policy, desired: -1, freeze: make(chan struct{})}
+	return &recorder{start: start, policy: policy, desired: -1, freeze: make(chan struct{}), state: map[objKey]ServerObject{}}
 }
 
 // now returns the virtual time since the run started.
@@ -157,13 +159,15 @@ func (r *recorder) disarmCrash() {
 // release lets frozen goroutines return (at the end of the run).
 func (r *recorder) release() { r.releaseOnce.Do(func() { close(r.freeze) }) }
 
-// setConverger makes the recorder evaluate c after every server write.
+// setConverger makes the recorder evaluate c now and after every server
+// write (c nil: stop evaluating).
 func (r *recorder) setConverger(c Converger, actor string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.conv, r.convActor = c, actor
-	r.state = map[objKey]ServerObject{}
-	r.desired = -1
+	if c != nil {
+		r.evaluateLocked(r.now())
+	}
 }
 
 // Observe implements fakeapi.Observer: it turns an observation into a
@@ -191,7 +195,7 @@ func (r *recorder) Observe(o fakeapi.Observation) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.addLocked(rec, at)
-	if o.Kind == fakeapi.ObsWrite && r.conv != nil && !r.closed {
+	if o.Kind == fakeapi.ObsWrite && !r.closed {
 		r.applyWriteLocked(o, at)
 	}
 }
@@ -235,7 +239,9 @@ func (r *recorder) convert(o fakeapi.Observation) Record {
 		if o.Request != nil && o.Request.Subresource != "" && !strings.Contains(o.Verb, "/") {
 			rec.Verb = verbOf(o.Verb, o.Request.Subresource)
 		}
-		rec.Object = o.Object
+		// The server's encoder ends objects with a newline: drop it, so the
+		// record reads back from JSON unchanged.
+		rec.Object = bytes.TrimSpace(o.Object)
 		rec.ByGC = o.ByGC
 		if o.ByGC || o.Request == nil {
 			rec.Actor = "gc"
@@ -332,7 +338,7 @@ func (m objMeta) owner() string {
 }
 
 // applyWriteLocked updates the mirror of the server's state with one write
-// and records RecDesired when the subject's answer changes.
+// and, for a Converger subject, records RecDesired when its answer changes.
 func (r *recorder) applyWriteLocked(o fakeapi.Observation, at time.Duration) {
 	k := objKey{o.Resource, o.Namespace, o.Name}
 	m := parseMeta(o.Object)
@@ -342,6 +348,14 @@ func (r *recorder) applyWriteLocked(o fakeapi.Observation, at time.Duration) {
 	} else {
 		r.state[k] = ServerObject{Resource: o.Resource, Object: o.Object}
 	}
+	if r.conv != nil {
+		r.evaluateLocked(at)
+	}
+}
+
+// evaluateLocked asks the Converger about the mirrored state and records a
+// change of its answer.
+func (r *recorder) evaluateLocked(at time.Duration) {
 	keys := make([]objKey, 0, len(r.state))
 	for k := range r.state {
 		keys = append(keys, k)

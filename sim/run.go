@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	mathrand "math/rand"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -86,6 +87,7 @@ func RunInBubble(ctx context.Context, p *Plan) (*Trace, error) {
 	if plan.Access != "direct" {
 		return fail(fmt.Errorf("sim: access %q is not served yet (known working: direct)", plan.Access))
 	}
+	seedClientGo(plan.Seed)
 	r := newRun(ctx, plan, info)
 	defer r.shutdown()
 	tr2, err := r.play()
@@ -93,6 +95,20 @@ func RunInBubble(ctx context.Context, p *Plan) (*Trace, error) {
 		tr2.Outcome = "error: " + err.Error()
 	}
 	return tr2, err
+}
+
+// seedClientGo seeds math/rand's global source from the plan's seed.
+// client-go draws the reflector's backoff jitter and watch timeouts from it
+// (wait.Jitter, reflector.go), so without this a re-watch after a fault
+// comes at a different virtual time in every run, and so does every fault
+// drawn relative to it. Since Go 1.24 the seed takes effect only in programs
+// built with GODEBUG randseednop=0 (a `//go:debug randseednop=0` line in
+// the main package or a _test.go file; sim's own tests and the cachelab
+// CLI set it); otherwise it is a no-op. Runs in parallel in one process
+// share the global source, so their jitter draws interleave.
+func seedClientGo(seed uint64) {
+	//lint:ignore SA1019 the only way to make client-go's jitter reproducible
+	mathrand.Seed(int64(seed))
 }
 
 // run is the state of one run.
@@ -108,6 +124,10 @@ type run struct {
 
 	subj       Subject
 	subjCancel context.CancelFunc
+	// crashFired, when non-nil, is closed when the armed mid-reconcile
+	// crash of step crashStep fires.
+	crashFired <-chan struct{}
+	crashStep  int
 	kubelet    *kubelet
 	done       bool
 }
@@ -156,9 +176,7 @@ func (r *run) play() (*Trace, error) {
 	outcome := ""
 	for _, i := range stepOrder(r.plan.Steps) {
 		s := r.plan.Steps[i]
-		if wait := s.At.D() - r.now(); wait > 0 {
-			time.Sleep(wait)
-		}
+		r.sleepUntil(s.At.D())
 		if r.now() > deadline {
 			outcome = "deadline"
 			r.rec.record(Record{Kind: RecNote, Actor: "sim", Step: i, Detail: fmt.Sprintf("deadline %s passed before step %d", r.plan.Deadline, i)})
@@ -190,7 +208,31 @@ func (r *run) waitQuiet() bool {
 		if now >= deadline {
 			return false
 		}
-		time.Sleep(min(last+quiet, deadline) - now)
+		r.sleepUntil(min(last+quiet, deadline))
+	}
+}
+
+// sleepUntil sleeps until virtual time t, performing an armed mid-reconcile
+// crash when it fires meanwhile.
+func (r *run) sleepUntil(t time.Duration) {
+	for {
+		wait := t - r.now()
+		if wait <= 0 {
+			return
+		}
+		if r.crashFired == nil {
+			time.Sleep(wait)
+			return
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-r.crashFired:
+			timer.Stop()
+			r.crashFired = nil
+			r.crash(fmt.Sprintf("step %d: mid-reconcile", r.crashStep))
+		case <-timer.C:
+			return
+		}
 	}
 }
 
@@ -217,14 +259,16 @@ func (r *run) startSubject() error {
 			return newBreakingLW(client.ListerWatcher(gvr, ns), r, name, gvr)
 		}
 	}
-	if c, ok := subj.(Converger); ok {
-		r.rec.setConverger(c, name)
-	}
 	ctx, cancel := context.WithCancel(r.ctx)
 	if err := subj.Start(ctx, env); err != nil {
 		cancel()
 		synctest.Wait()
 		return fmt.Errorf("sim: subject %s: start: %w", name, err)
+	}
+	// Desired is asked once the subject is configured (after Start), then
+	// after every write.
+	if c, ok := subj.(Converger); ok {
+		r.rec.setConverger(c, name)
 	}
 	r.subj, r.subjCancel = subj, cancel
 	return nil
@@ -262,6 +306,7 @@ func (r *run) playStep(i int) {
 		r.faultStep(i)
 	case "controller":
 		r.rec.record(rec)
+		r.disarm()
 		switch s.Op {
 		case "crash":
 			if s.MidReconcile {
@@ -273,33 +318,41 @@ func (r *run) playStep(i int) {
 			if r.subj != nil {
 				r.crash(fmt.Sprintf("step %d: restart of a running subject", i))
 			}
+			// Recorded first: the new process's requests follow it.
+			r.rec.record(Record{Kind: RecRestart, Actor: r.info.Name, Step: i})
 			if err := r.startSubject(); err != nil {
 				r.rec.record(Record{Kind: RecNote, Actor: "sim", Step: i, Detail: err.Error()})
-				return
 			}
-			r.rec.record(Record{Kind: RecRestart, Actor: r.info.Name, Step: i})
 		case "wait-quiet":
 			r.waitQuiet()
 		}
 	}
 }
 
-// crashMidReconcile crashes the subject when it next records a reconcile
-// start (or at the deadline if it never does).
+// crashMidReconcile arms a crash for when the subject next records a
+// reconcile start; the timeline goes on meanwhile. If no reconcile starts,
+// the crash happens at the next controller step (or not at all).
 func (r *run) crashMidReconcile(i int) {
 	if r.subj == nil {
 		return
 	}
-	fired := r.rec.armCrash(r.info.Name)
-	timer := time.NewTimer(max(r.plan.Deadline.D()-r.now(), 0))
-	defer timer.Stop()
-	select {
-	case <-fired:
-		r.crash(fmt.Sprintf("step %d: mid-reconcile", i))
-	case <-timer.C:
-		r.rec.disarmCrash()
-		r.crash(fmt.Sprintf("step %d: no reconcile started before the deadline; crashed at the deadline", i))
+	r.crashFired, r.crashStep = r.rec.armCrash(r.info.Name), i
+}
+
+// disarm cancels an armed mid-reconcile crash that has not fired, crashing
+// now instead (a later controller step needs the crash done).
+func (r *run) disarm() {
+	if r.crashFired == nil {
+		return
 	}
+	select {
+	case <-r.crashFired:
+		r.crash(fmt.Sprintf("step %d: mid-reconcile", r.crashStep))
+	default:
+		r.rec.disarmCrash()
+		r.crash(fmt.Sprintf("step %d: no reconcile started before step; crashed now", r.crashStep))
+	}
+	r.crashFired = nil
 }
 
 // faultStep applies fault step i.
@@ -369,6 +422,10 @@ func (r *run) stop(tr *Trace) {
 		return
 	}
 	r.done = true
+	if r.crashFired != nil {
+		r.rec.disarmCrash()
+		r.crashFired = nil
+	}
 	if cs, ok := r.subj.(CacheSnapshotter); ok && r.subj != nil {
 		for _, snap := range cs.SnapshotCaches() {
 			objs := append([]ObjectState(nil), snap.Objects...)
