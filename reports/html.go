@@ -31,7 +31,6 @@ var funcs = template.FuncMap{
 	"css":   func(s string) template.CSS { return template.CSS(s) },
 	"js":    func(s string) template.JS { return template.JS(s) },
 	"asset": asset,
-	"lower": strings.ToLower,
 }
 
 var (

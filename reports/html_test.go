@@ -294,3 +294,14 @@ func TestStepLabelsComeFromThePlan(t *testing.T) {
 		t.Errorf("step record #15 is labelled %q, want %q", got, "disconnect pods of naivecache")
 	}
 }
+
+func TestInlinedAssetsCannotEndTheirElementEarly(t *testing.T) {
+	for _, name := range []string{"report.js", "index.js", "base.css", "report.css", "index.css"} {
+		src := strings.ToLower(asset(name))
+		for _, bad := range []string{"</script", "</style", "<!--"} {
+			if strings.Contains(src, bad) {
+				t.Errorf("assets/%s contains %q, which would end or break its inline element", name, bad)
+			}
+		}
+	}
+}

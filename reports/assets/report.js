@@ -270,7 +270,8 @@
     for (var u = Math.max(0, Math.floor(u0 / step) * step); u <= u1 && u <= span(); u += step) {
       var x = px(u);
       ax.push('<line x1="' + x + '" x2="' + x + '" y1="' + (AXIS_H - 6) + '" y2="' + (AXIS_H + LANES_H) + '" stroke="#eaeef2"/>');
-      ax.push('<text x="' + (x + 3) + '" y="' + (AXIS_H - 9) + '">' + (st.mode === 'time' ? fmtStep(Math.round(u)) : '#' + Math.round(u)) + '</text>');
+      var edge = x > vw - 44;
+      ax.push('<text x="' + (edge ? x - 3 : x + 3) + '" y="' + (AXIS_H - 9) + '"' + (edge ? ' text-anchor="end"' : '') + '>' + (st.mode === 'time' ? fmtStep(Math.round(u)) : '#' + Math.round(u)) + '</text>');
     }
     ax.push('</g>');
     out.push(ax.join(''));
