@@ -13,8 +13,12 @@ const contractChildren = `ReplicaSet controller (pkg/controller/replicaset): ` +
 Checked at every create by the subject of a child in Options.ReplicaResource ` +
 	`(default "pods") with a controller ownerReference: the live children of that ` +
 	`owner in that resource, counting the new one (created by anyone, not yet deleted ` +
-	`and not terminating), must not exceed the owner's spec.replicas as of its latest ` +
-	`write before the create. Scaling down is not a violation: only creates are judged. ` +
+	`and not terminating), must not exceed the owner's spec.replicas. Since a reconcile ` +
+	`may act on any version of the owner it could have read, the allowed count is the ` +
+	`largest spec.replicas among the owner's versions from the newest one the subject ` +
+	`had observed when its current reconcile started (RecReconcile "start"; the create ` +
+	`itself when there is none) to the latest. Scaling down is not a violation: only ` +
+	`creates are judged. ` +
 	`Unknown when the subject creates no such child or no owner has spec.replicas.`
 
 func noDuplicateChildren(tr *sim.Trace, opts Options) Verdict {
@@ -22,29 +26,54 @@ func noDuplicateChildren(tr *sim.Trace, opts Options) Verdict {
 	subj := subjectActors(tr)
 	replicaRes := normResource(opts.ReplicaResource)
 	lastObj := map[string]sim.Record{}      // uid -> latest write
+	versions := map[string][]sim.Record{}   // uid -> its writes
 	children := map[string]map[string]int{} // owner uid -> live child uid -> create pos
+	obs := newObservations(tr, subj)
+	reconcileStart := map[string]int{} // actor -> position of its current reconcile's start
 	judged := 0
+	rm := removalsOf(tr)
 	for _, r := range tr.Records {
+		obs.see(r)
+		if r.Kind == sim.RecReconcile && r.Op == "start" {
+			reconcileStart[r.Actor] = r.Pos
+		}
 		if !isWrite(r) {
 			continue
 		}
 		isChild := r.Owner != "" && normResource(r.Resource) == replicaRes
 		if isChild && r.Verb == "create" && subj[r.Actor] {
 			if parent, ok := lastObj[r.Owner]; ok {
-				if m, ok := parseMeta(parent.Object); ok && m.Spec.Replicas != nil {
+				from, ok := reconcileStart[r.Actor]
+				if !ok {
+					from = r.Pos
+				}
+				seen := obs.at(r.Owner, from)
+				var want *int64
+				for _, v := range versions[r.Owner] {
+					if v.RV < seen && v.Pos != parent.Pos {
+						continue
+					}
+					if m, ok := parseMeta(v.Object); ok && m.Spec.Replicas != nil && (want == nil || *m.Spec.Replicas > *want) {
+						n := *m.Spec.Replicas
+						want = &n
+					}
+				}
+				if want != nil {
 					judged++
 					live := children[r.Owner]
-					want := *m.Spec.Replicas
-					if int64(len(live)+1) > want {
+					if int64(len(live)+1) > *want {
 						pos := []int{r.Pos, parent.Pos}
 						for _, p := range sortedInts(live) {
 							pos = append(pos, p)
 						}
 						return fail(name, withFaultNote(tr, fmt.Sprintf("%s created %s as child %d of %s, which wants spec.replicas=%d: a duplicate create (the cache lagged and nothing remembered the earlier creates)",
-							r.Actor, recKey(r), len(live)+1, recKey(parent), want)), firstN(pos, 12)...)
+							r.Actor, recKey(r), len(live)+1, recKey(parent), *want)), firstN(pos, 12)...)
 					}
 				}
 			}
+		}
+		if r.UID != "" {
+			versions[r.UID] = append(versions[r.UID], r)
 		}
 		if r.UID != "" {
 			lastObj[r.UID] = r
@@ -55,12 +84,12 @@ func noDuplicateChildren(tr *sim.Trace, opts Options) Verdict {
 				live = map[string]int{}
 				children[r.Owner] = live
 			}
-			if removes(r) || terminating(r) {
+			if rm.removes(r) || terminating(r) {
 				delete(live, r.UID)
 			} else if _, ok := live[r.UID]; !ok {
 				live[r.UID] = r.Pos
 			}
-		} else if removes(r) {
+		} else if rm.removes(r) {
 			// A child whose ownerReference was dropped, or removed without
 			// one recorded: forget it under every owner.
 			for _, live := range children {
@@ -82,4 +111,54 @@ func sortedInts(m map[string]int) []int {
 	}
 	sortInts(out)
 	return out
+}
+
+// observations tracks, per UID, the highest RV the subject had observed (a
+// handler call, a delivered watch event, or its own write), per process
+// incarnation, with the history needed to ask "as of position p".
+type observations struct {
+	subj    map[string]bool
+	inc     incarnations
+	lastInc map[string]int
+	hist    map[string][]seen // uid -> increasing (rv, pos)
+}
+
+func newObservations(tr *sim.Trace, subj map[string]bool) *observations {
+	return &observations{subj: subj, inc: newIncarnations(tr), lastInc: map[string]int{}, hist: map[string][]seen{}}
+}
+
+// see records r if it shows the subject an object.
+func (o *observations) see(r sim.Record) {
+	if !o.subj[r.Actor] {
+		return
+	}
+	if n := o.inc.of(r.Actor, r.Pos); n != o.lastInc[r.Actor] {
+		o.lastInc[r.Actor] = n
+		// A new process has seen nothing yet.
+		for uid, h := range o.hist {
+			o.hist[uid] = append(h, seen{rv: 0, pos: r.Pos})
+		}
+	}
+	if r.UID == "" || r.RV == 0 {
+		return
+	}
+	if r.Kind != sim.RecHandler && r.Kind != sim.RecDelivered && r.Kind != sim.RecWrite {
+		return
+	}
+	h := o.hist[r.UID]
+	if len(h) == 0 || r.RV > h[len(h)-1].rv {
+		o.hist[r.UID] = append(h, seen{rv: r.RV, pos: r.Pos})
+	}
+}
+
+// at returns the highest RV of uid the subject had observed before pos.
+func (o *observations) at(uid string, pos int) int64 {
+	var rv int64
+	for _, s := range o.hist[uid] {
+		if s.pos >= pos {
+			break
+		}
+		rv = s.rv
+	}
+	return rv
 }

@@ -30,7 +30,7 @@ type known struct {
 func deleteRecreate(tr *sim.Trace, opts Options) Verdict {
 	const name = NameDeleteRecreate
 	inc := newIncarnations(tr)
-	srv := newServer()
+	srv := newServer(tr)
 	for _, r := range tr.Records {
 		srv.apply(r)
 	}

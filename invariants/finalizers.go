@@ -14,8 +14,12 @@ const contractFinalizers = `Kubernetes API, finalizers: "the object is not delet
 Checked: (1) the subject's finalizers are those it added in its own writes; no ` +
 	`object of RecFinal is terminating with one of them (a deletion younger than ` +
 	`Options.Bound at the end of a run cut short by its deadline excepted); (2) the ` +
-	`subject never creates an object whose controller owner was, at that moment, ` +
-	`terminating (its latest write set deletionTimestamp) or already gone. Unknown when ` +
+	`subject never creates an object whose controller owner was terminating when the ` +
+	`subject had already observed it terminating (a handler call, delivered event or ` +
+	`own write at or after the RV that set deletionTimestamp, in the same process ` +
+	`incarnation): a create racing with a deletion it could not have seen is not held ` +
+	`against it, nor is a child of an owner already gone (the garbage collector ` +
+	`removes it). Unknown when ` +
 	`the subject added no finalizer (or the trace has no RecFinal) and created no owned ` +
 	`object.`
 
@@ -28,21 +32,31 @@ func finalizers(tr *sim.Trace, opts Options) Verdict {
 	owners := map[string]sim.Record{}       // uid -> latest write
 	removedAt := map[string]int{}
 	ownedCreates := 0
+	rm := removalsOf(tr)
+	inc := newIncarnations(tr)
+	observed := map[string]int64{} // uid -> highest RV the subject saw, this incarnation
+	termRV := map[string]int64{}   // uid -> RV of the write that marked it terminating
+	lastInc := map[string]int{}
 	for _, r := range tr.Records {
+		if subj[r.Actor] {
+			if n := inc.of(r.Actor, r.Pos); n != lastInc[r.Actor] {
+				lastInc[r.Actor] = n
+				observed = map[string]int64{}
+			}
+			if (r.Kind == sim.RecHandler || r.Kind == sim.RecDelivered || r.Kind == sim.RecWrite) && r.RV > observed[r.UID] {
+				observed[r.UID] = r.RV
+			}
+		}
 		if !isWrite(r) {
 			continue
 		}
 		if r.Verb == "create" && r.Owner != "" && subj[r.Actor] {
 			ownedCreates++
-			if o, ok := owners[r.Owner]; ok {
-				if pos, gone := removedAt[r.Owner]; gone {
-					return fail(name, fmt.Sprintf("%s created %s under owner %s after the owner was deleted: a child of an owner that no longer exists",
-						r.Actor, recKey(r), recKey(o)), r.Pos, pos)
-				}
-				if terminating(o) {
-					return fail(name, fmt.Sprintf("%s created %s under owner %s while the owner was being deleted (deletionTimestamp set): children must not be created under a terminating owner",
-						r.Actor, recKey(r), recKey(o)), r.Pos, o.Pos)
-				}
+			o, known := owners[r.Owner]
+			_, gone := removedAt[r.Owner]
+			if t, ok := termRV[r.Owner]; known && ok && !gone && observed[r.Owner] >= t {
+				return fail(name, fmt.Sprintf("%s created %s under owner %s after it had seen the owner being deleted (deletionTimestamp set at RV %d): children must not be created under a terminating owner",
+					r.Actor, recKey(r), recKey(o), t), r.Pos, terminatingSince[r.Owner])
 			}
 		}
 		m, _ := parseMeta(r.Object)
@@ -57,8 +71,9 @@ func finalizers(tr *sim.Trace, opts Options) Verdict {
 		owners[r.UID] = r
 		if _, ok := terminatingSince[r.UID]; !ok && terminating(r) {
 			terminatingSince[r.UID] = r.Pos
+			termRV[r.UID] = r.RV
 		}
-		if removes(r) {
+		if rm.removes(r) {
 			removedAt[r.UID] = r.Pos
 		}
 	}

@@ -92,8 +92,33 @@ func isEventsResource(res string) bool {
 // isWrite reports whether r is a server write with an object key.
 func isWrite(r sim.Record) bool { return r.Kind == sim.RecWrite && r.Name != "" }
 
-// removes reports whether a write takes the object off the server (see the
-// package doc for the rule).
+// removals holds, per UID, the RV of a DELETED watch event the server sent
+// for it: the evidence that the write at that RV removed the object, even
+// when the write's own record does not show it (an update that empties the
+// finalizers of a terminating object is stored, and sent, with its last
+// state: finalizers included).
+type removals map[string]int64
+
+func removalsOf(tr *sim.Trace) removals {
+	out := removals{}
+	for _, r := range tr.Records {
+		if (r.Kind == sim.RecSent || r.Kind == sim.RecDelivered) && r.EventType == "DELETED" && r.UID != "" && !r.Initial {
+			out[r.UID] = r.RV
+		}
+	}
+	return out
+}
+
+// removes reports whether write w takes its object off the server.
+func (rm removals) removes(w sim.Record) bool {
+	if rv, ok := rm[w.UID]; ok && w.UID != "" && rv == w.RV {
+		return true
+	}
+	return removes(w)
+}
+
+// removes reports whether a write takes the object off the server, judged
+// from the write record alone (see the package doc for the rule).
 func removes(w sim.Record) bool {
 	switch w.EventType {
 	case "DELETED":
@@ -137,10 +162,12 @@ type server struct {
 	removedAt map[string]int
 	// createdAt is the position of each UID's first write.
 	createdAt map[string]int
+	rm        removals
 }
 
-func newServer() *server {
+func newServer(tr *sim.Trace) *server {
 	return &server{
+		rm:        removalsOf(tr),
 		live:      map[key]liveObject{},
 		lastWrite: map[string]int{},
 		keyOf:     map[string]key{},
@@ -162,7 +189,7 @@ func (s *server) apply(r sim.Record) {
 		s.lastWrite[r.UID] = r.Pos
 		s.keyOf[r.UID] = k
 	}
-	if removes(r) {
+	if s.rm.removes(r) {
 		if cur, ok := s.live[k]; ok && (r.UID == "" || cur.UID == r.UID) {
 			delete(s.live, k)
 		}

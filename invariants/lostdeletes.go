@@ -29,7 +29,7 @@ func noLostDeletes(tr *sim.Trace, opts Options) Verdict {
 	for _, o := range final.Objects {
 		onServer[o.UID] = true
 	}
-	srv := newServer()
+	srv := newServer(tr)
 	for _, r := range tr.Records {
 		srv.apply(r)
 	}

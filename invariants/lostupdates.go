@@ -79,7 +79,7 @@ func noLostUpdates(tr *sim.Trace, _ Options) Verdict {
 	const name = NameNoLostUpdates
 	subj := subjectActors(tr)
 	inc := newIncarnations(tr)
-	srv := newServer()
+	srv := newServer(tr)
 	current := map[string]map[string]string{} // uid -> flattened latest object
 	foreign := map[string][]foreignWrite{}    // uid -> writes by other actors
 	observed := map[string]int64{}            // uid -> highest RV the subject saw

@@ -358,7 +358,7 @@ func (ix *syncIndex) judge(f flip) (*requirement, time.Duration, bool) {
 		}
 	}
 	var reqs []requirement
-	srv := newServer()
+	srv := newServer(ix.tr)
 	if initialListSignal(f.signal) {
 		// State at each resource's initial list start, minus later removals.
 		stop := flipPos
@@ -379,7 +379,7 @@ func (ix *syncIndex) judge(f flip) (*requirement, time.Duration, bool) {
 			if r.Pos >= flipPos {
 				break
 			}
-			if isWrite(r) && removes(r) {
+			if isWrite(r) && srv.rm.removes(r) {
 				removedBeforeFlip[r.UID] = true
 			}
 		}

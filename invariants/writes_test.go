@@ -6,6 +6,7 @@ import (
 
 	"github.com/cachelab/cachelab/invariants"
 	"github.com/cachelab/cachelab/invariants/tracebuild"
+	"github.com/cachelab/cachelab/sim"
 )
 
 func TestCreatingExactlyTheDesiredPodsPassesNoDuplicateChildren(t *testing.T) {
@@ -36,15 +37,37 @@ func TestReplacingADeletedPodPassesNoDuplicateChildren(t *testing.T) {
 	wantStatus(t, invariants.NoDuplicateChildren(h.end().Trace("quiet")), invariants.Pass)
 }
 
-func TestScalingDownIsNotADuplicateButCreatingAfterItIs(t *testing.T) {
+func TestScalingDownIsNotADuplicateButCreatingAfterSeeingItIs(t *testing.T) {
 	h := newHealthyRun()
 	p := h.parent
 	p.Replicas = tracebuild.Int(1)
-	h.b.Update("user", "update", p)
+	p = h.b.Update("user", "update", p)
 	// Two live pods for replicas=1 is a scale-down in progress: fine.
 	wantStatus(t, invariants.NoDuplicateChildren(h.b.Trace("quiet")), invariants.Pass)
+	h.b.Handle(ctrl, "bellerophons", "MODIFIED", p)
+	h.b.Add(sim.Record{Kind: sim.RecReconcile, Actor: ctrl, Op: "start", Key: "ns/p"})
 	h.b.Delete(ctrl, "pods", "ns", "p-1")
 	h.b.Create(ctrl, tracebuild.Obj{Resource: "pods", Namespace: "ns", Name: "p-3", Owner: h.parent.UID})
+	wantStatus(t, invariants.NoDuplicateChildren(h.b.Trace("quiet")), invariants.Fail)
+}
+
+func TestCreateRacingWithAnUnseenScaleDownPassesNoDuplicateChildren(t *testing.T) {
+	// The reconcile started before the user's scale-down reached ctrl: it
+	// acts on replicas=2, which is allowed.
+	h := newHealthyRun()
+	h.b.Delete("user", "pods", "ns", "p-1")
+	h.b.Add(sim.Record{Kind: sim.RecReconcile, Actor: ctrl, Op: "start", Key: "ns/p"})
+	p := h.parent
+	p.Replicas = tracebuild.Int(1)
+	p = h.b.Update("user", "update", p)
+	h.b.Create(ctrl, tracebuild.Obj{Resource: "pods", Namespace: "ns", Name: "p-3", Owner: h.parent.UID})
+	wantStatus(t, invariants.NoDuplicateChildren(h.b.Trace("quiet")), invariants.Pass)
+	// Had the reconcile started after ctrl saw the scale-down, the same
+	// create would be a duplicate.
+	h.b.Handle(ctrl, "bellerophons", "MODIFIED", p)
+	h.b.Add(sim.Record{Kind: sim.RecReconcile, Actor: ctrl, Op: "start", Key: "ns/p"})
+	h.b.Delete(ctrl, "pods", "ns", "p-3")
+	h.b.Create(ctrl, tracebuild.Obj{Resource: "pods", Namespace: "ns", Name: "p-4", Owner: h.parent.UID}) // 2 pods for replicas=1
 	wantStatus(t, invariants.NoDuplicateChildren(h.b.Trace("quiet")), invariants.Fail)
 }
 
@@ -149,9 +172,10 @@ func TestObjectLeftTerminatingOnOurFinalizerFailsFinalizers(t *testing.T) {
 	wantPositions(t, v, marked)
 }
 
-func TestChildCreatedUnderATerminatingOwnerFailsFinalizers(t *testing.T) {
+func TestChildCreatedUnderAnOwnerSeenTerminatingFailsFinalizers(t *testing.T) {
 	h, p := finalizerRun()
 	marked := h.b.Last()
+	h.b.Handle(ctrl, "bellerophons", "MODIFIED", p) // ctrl sees the deletionTimestamp
 	h.b.Create(ctrl, tracebuild.Obj{Resource: "pods", Namespace: "ns", Name: "p-9", Owner: p.UID})
 	bad := h.b.Last()
 	p.Finalizers = nil
@@ -159,6 +183,16 @@ func TestChildCreatedUnderATerminatingOwnerFailsFinalizers(t *testing.T) {
 	v := invariants.Finalizers(h.end().Trace("quiet"))
 	wantStatus(t, v, invariants.Fail)
 	wantPositions(t, v, bad, marked)
+}
+
+func TestChildCreateRacingWithAnUnseenDeletionPassesFinalizers(t *testing.T) {
+	h, p := finalizerRun()
+	// ctrl had not yet heard of the deletion when it created the Pod.
+	h.b.Create(ctrl, tracebuild.Obj{Resource: "pods", Namespace: "ns", Name: "p-9", Owner: p.UID})
+	h.b.Handle(ctrl, "bellerophons", "MODIFIED", p)
+	p.Finalizers = nil
+	h.b.Update(ctrl, "update", p)
+	wantStatus(t, invariants.Finalizers(h.end().Trace("quiet")), invariants.Pass)
 }
 
 func TestOthersFinalizersLeftTerminatingAreNotOursToRemove(t *testing.T) {
@@ -176,4 +210,22 @@ func TestNoFinalizerAndNoOwnedCreateIsUnknownForFinalizers(t *testing.T) {
 	b.Handle(ctrl, "configmaps", "ADDED", o)
 	b.Final()
 	wantStatus(t, invariants.Finalizers(b.Trace("quiet")), invariants.Unknown)
+}
+
+func TestRemovalSeenOnlyAsADeletedWatchEventCountsAsARemoval(t *testing.T) {
+	// The store records the update that empties a terminating object's
+	// finalizers with the object's last stored state (finalizers still
+	// listed); only the DELETED event it sends shows the object is gone.
+	h, p := finalizerRun()
+	gone := h.b.RemoveByUpdate(ctrl, p)
+	h.b.Sent(ctrl, "ctrl/bellerophons#1", "DELETED", gone)
+	h.b.At(10 * sec)
+	h.b.CacheOfServer(ctrl, "pods", "pods")
+	snap := h.b.Cache(ctrl, "bellerophons", "bellerophons", gone) // never learned it
+	h.b.Final()
+	tr := h.b.Trace("quiet")
+	v := invariants.NoLostDeletes(tr)
+	wantStatus(t, v, invariants.Fail)
+	wantPositions(t, v, snap.Pos)
+	wantStatus(t, invariants.Finalizers(tr), invariants.Pass)
 }

@@ -179,6 +179,23 @@ func (b *Builder) Delete(actor, resource, ns, name string) Obj {
 	return b.write(actor, "delete", o, true)
 }
 
+// RemoveByUpdate writes o (keyed by resource/namespace/name) as the store
+// records an update that empties the finalizers of a terminating object:
+// the write carries the object's last stored state (finalizers included)
+// and the object is gone. Only a DELETED watch event (see Sent) shows it.
+func (b *Builder) RemoveByUpdate(actor string, o Obj) Obj {
+	if o.UID == "" {
+		o.UID = b.live[o.key()].UID
+	}
+	return b.write(actor, "update", o, true)
+}
+
+// Sent records watch event eventType of o sent by the server to actor's
+// watcher.
+func (b *Builder) Sent(actor, watcher, eventType string, o Obj) sim.Record {
+	return b.Add(event(sim.RecSent, actor, watcher, eventType, o))
+}
+
 func event(kind sim.RecordKind, actor, watcher, eventType string, o Obj) sim.Record {
 	return sim.Record{Kind: kind, Actor: actor, Watcher: watcher, EventType: eventType, Resource: o.Resource,
 		Namespace: o.Namespace, Name: o.Name, UID: o.UID, RV: o.RV}
