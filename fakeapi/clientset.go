@@ -93,8 +93,21 @@ func (c *Client) Dynamic() dynamic.Interface {
 	d := fakedynamic.NewSimpleDynamicClientWithCustomListKinds(sch, kinds)
 	d.PrependReactor("*", "*", c.react(true))
 	d.PrependWatchReactor("*", c.reactWatch(true))
-	return d
+	return &DynamicClient{FakeDynamicClient: d}
 }
+
+// DynamicClient is client-go's fake dynamic client served by a cachelab
+// Client (see Client.Dynamic). Unlike the fake it reports WatchList support,
+// so dynamic informers use WatchList when the client-go gate is on.
+type DynamicClient struct {
+	*fakedynamic.FakeDynamicClient
+}
+
+var _ dynamic.Interface = (*DynamicClient)(nil)
+
+// IsWatchListSemanticsUnSupported reports false: the server implements
+// WatchList.
+func (d *DynamicClient) IsWatchListSemanticsUnSupported() bool { return false }
 
 // react returns a reaction that serves a fake client's actions.
 func (c *Client) react(unstructuredWatch bool) clienttesting.ReactionFunc {
