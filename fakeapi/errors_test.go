@@ -39,7 +39,9 @@ func TestApplyThenTimeoutAppliesTheWrite(t *testing.T) {
 			t.Errorf("stored at rv %s, latest %d", rv, s.ResourceVersion())
 		}
 		writes := log.Where(func(o fakeapi.Observation) bool { return o.Kind == fakeapi.ObsWrite && o.Name == "unknown-outcome" })
-		faults := log.Where(func(o fakeapi.Observation) bool { return o.Kind == fakeapi.ObsFault && o.Fault == "timeout-after-apply" })
+		faults := log.Where(func(o fakeapi.Observation) bool {
+			return o.Kind == fakeapi.ObsFault && o.Fault == "timeout-after-apply"
+		})
 		answers := log.Where(func(o fakeapi.Observation) bool {
 			return o.Kind == fakeapi.ObsRequest && o.Request.Verb == "create" && o.Name == "unknown-outcome"
 		})
