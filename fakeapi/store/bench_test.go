@@ -51,8 +51,9 @@ func fill(b *testing.B, n int) (s *Store, heapBytes, jsonBytes uint64) {
 	runtime.ReadMemStats(&after)
 	heapBytes = after.HeapAlloc - before.HeapAlloc
 	codec := scheme.Codecs.LegacyCodec(corev1.SchemeGroupVersion)
-	for _, obj := range s.res[configmapsGVR].objects {
-		data, err := apiruntime.Encode(codec, obj)
+	r := s.res[configmapsGVR]
+	for _, stored := range r.objects {
+		data, err := apiruntime.Encode(codec, r.decode(stored))
 		if err != nil {
 			b.Fatal(err)
 		}

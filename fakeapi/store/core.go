@@ -49,11 +49,30 @@ type objRef struct {
 	key string
 }
 
-// histEntry is one revision of history: its event, and where it happened.
+// histEntry is one revision of history, stored encoded like the objects.
 type histEntry struct {
-	ev  Event
-	res *resState
-	key string
+	typ  watch.EventType
+	res  *resState
+	key  string
+	byGC bool
+	verb string
+	sub  string
+	// data is the object after the write (for DELETED: its last state,
+	// whose resourceVersion event() replaces by the deletion's); prev the
+	// state before (nil for ADDED).
+	data, prev []byte
+}
+
+// event decodes the history entry of revision rv.
+func (h *histEntry) event(rv int64) Event {
+	ev := Event{Type: h.typ, GVR: h.res.GVR, RV: rv, ByGC: h.byGC, Verb: h.verb, Subresource: h.sub, Object: h.res.decode(h.data)}
+	if h.typ == watch.Deleted {
+		mustAccessor(ev.Object).SetResourceVersion(strconv.FormatInt(rv, 10))
+	}
+	if h.prev != nil {
+		ev.Prev = h.res.decode(h.prev)
+	}
+	return ev
 }
 
 // New returns a Store serving the built-in resources: namespaces
@@ -110,7 +129,7 @@ func New(opts Options) *Store {
 // add serves r.
 func (s *Store) add(r *resState) {
 	r.registryPrefix = registryPrefix(r.GVR)
-	r.objects = map[string]runtime.Object{}
+	r.objects = map[string][]byte{}
 	r.fieldLabels = r.supportedFields(s)
 	s.res[r.GVR] = r
 	if _, ok := s.byGK[r.gvk.GroupKind()]; !ok {
@@ -230,7 +249,7 @@ func (s *Store) compactTo(rv int64) {
 func (s *Store) History() []Event {
 	out := make([]Event, len(s.hist))
 	for i := range s.hist {
-		out[i] = s.hist[i].ev
+		out[i] = s.hist[i].event(s.compacted + 1 + int64(i))
 	}
 	return out
 }
@@ -243,7 +262,7 @@ func (s *Store) Objects() []Event {
 	for _, res := range s.Resources() {
 		r := s.res[res.GVR]
 		for _, k := range r.sortedKeys() {
-			obj := r.objects[k]
+			obj := r.decode(r.objects[k])
 			out = append(out, Event{Type: watch.Added, GVR: r.GVR, Object: obj, RV: objectRV(obj)})
 		}
 	}
@@ -277,17 +296,24 @@ func mustAccessor(obj runtime.Object) metav1.Object {
 }
 
 // commit writes one revision: obj becomes the state of key (nil deletes
-// it) and the event is recorded. obj must be a fresh copy the store owns;
-// commit sets its resourceVersion. It returns the event.
-func (s *Store) commit(r *resState, key string, obj runtime.Object, verb, sub string, byGC bool) Event {
+// it) and the event is recorded. obj must be an object the store owns (it
+// becomes the event's, immutable from here on); prev is the current state
+// as decoded by the caller (nil for a create). commit sets obj's
+// resourceVersion. It returns the event.
+func (s *Store) commit(r *resState, key string, obj, prev runtime.Object, verb, sub string, byGC bool) Event {
 	s.rv++
 	rvs := strconv.FormatInt(s.rv, 10)
-	prev := r.objects[key]
+	prevData := r.objects[key]
+	if prev == nil && prevData != nil {
+		prev = r.decode(prevData)
+	}
 	ev := Event{GVR: r.GVR, RV: s.rv, ByGC: byGC, Verb: verb, Subresource: sub, Prev: prev}
+	h := histEntry{res: r, key: key, byGC: byGC, verb: verb, sub: sub, prev: prevData}
 	if obj == nil {
 		last := prev.DeepCopyObject()
 		mustAccessor(last).SetResourceVersion(rvs)
 		ev.Type, ev.Object = watch.Deleted, last
+		h.typ, h.data = watch.Deleted, prevData
 		delete(r.objects, key)
 		r.keysDirty = true
 	} else {
@@ -297,10 +323,11 @@ func (s *Store) commit(r *resState, key string, obj runtime.Object, verb, sub st
 			ev.Type = watch.Added
 			r.keysDirty = true
 		}
-		r.objects[key] = obj
+		h.typ, h.data = ev.Type, r.encode(obj)
+		r.objects[key] = h.data
 	}
 	s.index(r, key, prev, obj)
-	s.hist = append(s.hist, histEntry{ev: ev, res: r, key: key})
+	s.hist = append(s.hist, h)
 	if int64(len(s.hist)) > s.window {
 		s.compactTo(s.rv - s.window)
 	}

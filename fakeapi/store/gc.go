@@ -21,7 +21,7 @@ import (
 // to events. It returns the object as the caller should see it: the marked
 // object when finalizers keep it, else its last state.
 func (s *Store) deleteObject(ref objRef, policy metav1.DeletionPropagation, byGC bool, events []Event) (runtime.Object, []Event) {
-	cur := ref.res.objects[ref.key]
+	cur, _ := s.load(ref.res, ref.key)
 	m := mustAccessor(cur)
 	if m.GetDeletionTimestamp() != nil {
 		return cur, events
@@ -38,7 +38,7 @@ func (s *Store) deleteObject(ref objRef, policy metav1.DeletionPropagation, byGC
 		}
 	}
 	if len(finalizers) == 0 {
-		ev := s.commit(ref.res, ref.key, nil, "delete", "", byGC)
+		ev := s.commit(ref.res, ref.key, nil, cur, "delete", "", byGC)
 		events = append(events, ev)
 		return ev.Object, s.afterRemoval(ev, events)
 	}
@@ -53,7 +53,7 @@ func (s *Store) deleteObject(ref objRef, policy metav1.DeletionPropagation, byGC
 	om.SetDeletionTimestamp(&now)
 	var zero int64
 	om.SetDeletionGracePeriodSeconds(&zero)
-	ev := s.commit(ref.res, ref.key, o, "delete", "", byGC)
+	ev := s.commit(ref.res, ref.key, o, cur, "delete", "", byGC)
 	events = append(events, ev)
 	return o, s.processTerminating(ref, events)
 }
@@ -61,7 +61,7 @@ func (s *Store) deleteObject(ref objRef, policy metav1.DeletionPropagation, byGC
 // processTerminating does the garbage collector's work for a terminating
 // object carrying the orphan or foregroundDeletion finalizer.
 func (s *Store) processTerminating(ref objRef, events []Event) []Event {
-	cur, ok := ref.res.objects[ref.key]
+	cur, ok := s.load(ref.res, ref.key)
 	if !ok {
 		return events
 	}
@@ -73,19 +73,23 @@ func (s *Store) processTerminating(ref objRef, events []Event) []Event {
 	switch {
 	case slices.Contains(m.GetFinalizers(), metav1.FinalizerOrphanDependents):
 		for _, d := range s.dependentsOf(uid) {
-			dep := d.res.objects[d.key].DeepCopyObject()
+			dep, ok := s.load(d.res, d.key)
+			if !ok {
+				continue
+			}
 			dm := mustAccessor(dep)
 			dm.SetOwnerReferences(slices.DeleteFunc(slices.Clone(dm.GetOwnerReferences()), func(o metav1.OwnerReference) bool { return o.UID == uid }))
-			events = append(events, s.commit(d.res, d.key, dep, "update", "", true))
+			events = append(events, s.commit(d.res, d.key, dep, nil, "update", "", true))
 		}
 		events = s.removeFinalizer(ref, uid, metav1.FinalizerOrphanDependents, events)
 	case slices.Contains(m.GetFinalizers(), metav1.FinalizerDeleteDependents):
 		for _, d := range s.dependentsOf(uid) {
-			if _, ok := d.res.objects[d.key]; !ok {
+			dep, ok := s.load(d.res, d.key)
+			if !ok {
 				continue // gone meanwhile, collected with an earlier dependent
 			}
 			policy := metav1.DeletePropagationBackground
-			if len(s.dependents[mustAccessor(d.res.objects[d.key]).GetUID()]) > 0 {
+			if len(s.dependents[mustAccessor(dep).GetUID()]) > 0 {
 				policy = metav1.DeletePropagationForeground
 			}
 			_, events = s.deleteObject(d, policy, true, events)
@@ -99,7 +103,11 @@ func (s *Store) processTerminating(ref objRef, events []Event) []Event {
 // terminating owner once no dependent blocks it.
 func (s *Store) finishForeground(ref objRef, uid types.UID, events []Event) []Event {
 	for _, d := range s.dependentsOf(uid) {
-		for _, o := range mustAccessor(d.res.objects[d.key]).GetOwnerReferences() {
+		dep, ok := s.load(d.res, d.key)
+		if !ok {
+			continue
+		}
+		for _, o := range mustAccessor(dep).GetOwnerReferences() {
 			if o.UID == uid && o.BlockOwnerDeletion != nil && *o.BlockOwnerDeletion {
 				return events
 			}
@@ -112,7 +120,7 @@ func (s *Store) finishForeground(ref objRef, uid types.UID, events []Event) []Ev
 // object with this uid and carries it), deleting the object if it was the
 // last one.
 func (s *Store) removeFinalizer(ref objRef, uid types.UID, finalizer string, events []Event) []Event {
-	cur, ok := ref.res.objects[ref.key]
+	cur, ok := s.load(ref.res, ref.key)
 	if !ok || mustAccessor(cur).GetUID() != uid || !slices.Contains(mustAccessor(cur).GetFinalizers(), finalizer) {
 		return events
 	}
@@ -120,11 +128,11 @@ func (s *Store) removeFinalizer(ref objRef, uid types.UID, finalizer string, eve
 	om := mustAccessor(o)
 	om.SetFinalizers(slices.DeleteFunc(slices.Clone(om.GetFinalizers()), func(f string) bool { return f == finalizer }))
 	if len(om.GetFinalizers()) == 0 && om.GetDeletionTimestamp() != nil {
-		ev := s.commit(ref.res, ref.key, nil, "update", "", true)
+		ev := s.commit(ref.res, ref.key, nil, cur, "update", "", true)
 		events = append(events, ev)
 		return s.afterRemoval(ev, events)
 	}
-	events = append(events, s.commit(ref.res, ref.key, o, "update", "", true))
+	events = append(events, s.commit(ref.res, ref.key, o, cur, "update", "", true))
 	return events
 }
 
@@ -159,7 +167,7 @@ func (s *Store) releaseOwners(m metav1.Object, events []Event) []Event {
 		if !ok {
 			continue
 		}
-		cur, exists := owner.res.objects[owner.key]
+		cur, exists := s.load(owner.res, owner.key)
 		if !exists || mustAccessor(cur).GetDeletionTimestamp() == nil || !slices.Contains(mustAccessor(cur).GetFinalizers(), metav1.FinalizerDeleteDependents) {
 			continue
 		}
@@ -171,7 +179,7 @@ func (s *Store) releaseOwners(m metav1.Object, events []Event) []Event {
 // collectIfOrphaned deletes d if every owner it names (of a served kind) is
 // gone, and drops references to gone owners if some owner remains.
 func (s *Store) collectIfOrphaned(d objRef, events []Event) []Event {
-	cur, ok := d.res.objects[d.key]
+	cur, ok := s.load(d.res, d.key)
 	if !ok {
 		return events
 	}
@@ -189,7 +197,7 @@ func (s *Store) collectIfOrphaned(d objRef, events []Event) []Event {
 			keep = append(keep, o)
 			continue
 		}
-		if obj, exists := owner.res.objects[owner.key]; exists && mustAccessor(obj).GetUID() == o.UID {
+		if obj, exists := s.load(owner.res, owner.key); exists && mustAccessor(obj).GetUID() == o.UID {
 			solid++
 			keep = append(keep, o)
 			continue
@@ -208,7 +216,7 @@ func (s *Store) collectIfOrphaned(d objRef, events []Event) []Event {
 	default:
 		o := cur.DeepCopyObject()
 		mustAccessor(o).SetOwnerReferences(keep)
-		events = append(events, s.commit(d.res, d.key, o, "update", "", true))
+		events = append(events, s.commit(d.res, d.key, o, cur, "update", "", true))
 		return events
 	}
 }

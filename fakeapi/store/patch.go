@@ -49,7 +49,7 @@ func (s *Store) Patch(gvr schema.GroupVersionResource, ns, name string, pt types
 	}
 	ns = requestNamespace(r, ns)
 	key := objectKey(ns, name)
-	cur, ok := r.objects[key]
+	cur, ok := s.load(r, key)
 	if !ok {
 		return nil, nil, apierrors.NewNotFound(r.groupResource(), name)
 	}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"testing"
 
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -174,8 +175,9 @@ func (p *propState) check(t *rapid.T) {
 	}
 	for i, ev := range hist {
 		want := p.events[ev.RV-2]
-		if ev.RV != s.CompactedRV()+1+int64(i) || ev.Type != want.Type || ev.Object != want.Object {
-			t.Fatalf("history[%d] = %s at %d, want the recorded %s at %d", i, ev.Type, ev.RV, want.Type, want.RV)
+		if ev.RV != s.CompactedRV()+1+int64(i) || ev.Type != want.Type || ev.ByGC != want.ByGC || ev.Verb != want.Verb ||
+			!apiequality.Semantic.DeepEqual(ev.Object, want.Object) || !apiequality.Semantic.DeepEqual(ev.Prev, want.Prev) {
+			t.Fatalf("history[%d] = %s at %d: %v (prev %v), want the recorded %s at %d: %v (prev %v)", i, ev.Type, ev.RV, ev.Object, ev.Prev, want.Type, want.RV, want.Object, want.Prev)
 		}
 	}
 	if int64(len(hist)) > s.window {

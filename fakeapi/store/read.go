@@ -53,10 +53,10 @@ func tooOldResourceVersion(requested, compacted int64) error {
 	return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", requested, compacted))
 }
 
-// item is one object of a snapshot.
+// item is one object of a snapshot, encoded.
 type item struct {
-	key string
-	obj runtime.Object
+	key  string
+	data []byte
 }
 
 // snapshotAt returns the objects of r in namespace ns ("" for all) as they
@@ -70,13 +70,13 @@ func (s *Store) snapshotAt(r *resState, ns string, at int64) []item {
 	}
 	inNS := func(key string) bool { return !r.Namespaced || ns == "" || strings.HasPrefix(key, ns+"/") }
 	// overrides: the state at `at` of every key written after it.
-	var overrides map[string]runtime.Object
+	var overrides map[string][]byte
 	if at < s.rv {
-		overrides = map[string]runtime.Object{}
-		for i := len(s.hist) - 1; i >= 0 && s.hist[i].ev.RV > at; i-- {
+		overrides = map[string][]byte{}
+		for i := int(at - s.compacted); i < len(s.hist); i++ {
 			h := &s.hist[i]
-			if h.res == r && inNS(h.key) {
-				overrides[h.key] = h.ev.Prev
+			if _, seen := overrides[h.key]; !seen && h.res == r && inNS(h.key) {
+				overrides[h.key] = h.prev // the state before the first write after at
 			}
 		}
 	}
@@ -179,11 +179,11 @@ func (s *Store) Get(gvr schema.GroupVersionResource, ns, name string, opts metav
 			return nil, tooLargeResourceVersion(int64(n), s.rv)
 		}
 	}
-	obj, ok := r.objects[objectKey(requestNamespace(r, ns), name)]
+	obj, ok := s.load(r, objectKey(requestNamespace(r, ns), name))
 	if !ok {
 		return nil, apierrors.NewNotFound(r.groupResource(), name)
 	}
-	return obj.DeepCopyObject(), nil
+	return obj, nil
 }
 
 // continueToken is kube-apiserver's continue token
@@ -321,8 +321,8 @@ func (s *Store) List(gvr schema.GroupVersionResource, ns string, opts metav1.Lis
 			next = snap[i-1].key + "\x00"
 			break
 		}
-		if match(snap[i].obj) {
-			picked = append(picked, snap[i].obj)
+		if obj := r.decode(snap[i].data); match(obj) {
+			picked = append(picked, obj)
 		}
 	}
 	list, err := s.buildList(r, picked)
@@ -350,13 +350,14 @@ func (s *Store) replicaRV(replicaLag int64) int64 {
 	return max(s.rv-replicaLag, s.compacted)
 }
 
-// buildList returns a list of r's kind holding deep copies of objs.
+// buildList returns a list of r's kind holding objs (fresh objects the
+// list takes over).
 func (s *Store) buildList(r *resState, objs []runtime.Object) (runtime.Object, error) {
 	list := r.newList(s)
 	if ul, ok := list.(*unstructured.UnstructuredList); ok {
 		ul.Items = make([]unstructured.Unstructured, len(objs))
 		for i, o := range objs {
-			o.(*unstructured.Unstructured).DeepCopyInto(&ul.Items[i])
+			ul.Items[i] = *o.(*unstructured.Unstructured)
 		}
 		return ul, nil
 	}
@@ -367,7 +368,7 @@ func (s *Store) buildList(r *resState, objs []runtime.Object) (runtime.Object, e
 	items := reflect.ValueOf(itemsPtr).Elem()
 	slice := reflect.MakeSlice(items.Type(), len(objs), len(objs))
 	for i, o := range objs {
-		slice.Index(i).Set(reflect.ValueOf(o.DeepCopyObject()).Elem())
+		slice.Index(i).Set(reflect.ValueOf(o).Elem())
 	}
 	items.Set(slice)
 	return list, nil

@@ -69,8 +69,8 @@ func (s *Store) WatchStart(gvr schema.GroupVersionResource, ns string, opts meta
 			}
 		}
 		for _, it := range s.snapshotAt(r, ns, at) {
-			if match(it.obj) {
-				initial = append(initial, Event{Type: watch.Added, GVR: r.GVR, Object: it.obj, RV: objectRV(it.obj), Initial: true})
+			if obj := r.decode(it.data); match(obj) {
+				initial = append(initial, Event{Type: watch.Added, GVR: r.GVR, Object: obj, RV: objectRV(obj), Initial: true})
 			}
 		}
 		if in.AllowWatchBookmarks {
@@ -91,7 +91,11 @@ func (s *Store) WatchStart(gvr schema.GroupVersionResource, ns string, opts meta
 		return nil, want, nil
 	}
 	for i := int(want - s.compacted); i < len(s.hist); i++ {
-		if ev, ok := filter(s.hist[i].ev); ok {
+		h := &s.hist[i]
+		if h.res != r {
+			continue
+		}
+		if ev, ok := filter(h.event(s.compacted + 1 + int64(i))); ok {
 			initial = append(initial, ev)
 		}
 	}

@@ -157,7 +157,7 @@ func (s *Store) Create(gvr schema.GroupVersionResource, ns string, obj runtime.O
 		return nil, nil, apierrors.NewAlreadyExists(r.groupResource(), m.GetName())
 	}
 	m.SetUID(s.newUID())
-	ev := s.commit(r, key, o, "create", "", false)
+	ev := s.commit(r, key, o, nil, "create", "", false)
 	events := []Event{ev}
 	// The garbage collector deletes a new object whose owners are all gone.
 	events = s.collectIfOrphaned(objRef{r, key}, events)
@@ -225,7 +225,7 @@ func checkSubresource(r *resState, sub string) error {
 // update applies the new state o (a copy the store owns) of key.
 func (s *Store) update(r *resState, key string, o runtime.Object, sub, verb string) (runtime.Object, []Event, error) {
 	m := mustAccessor(o)
-	old, ok := r.objects[key]
+	old, ok := s.load(r, key)
 	if !ok {
 		return nil, nil, apierrors.NewNotFound(r.groupResource(), m.GetName())
 	}
@@ -276,16 +276,16 @@ func (s *Store) update(r *resState, key string, o runtime.Object, sub, verb stri
 		return nil, nil, apierrors.NewInvalid(r.gvk.GroupKind(), m.GetName(), errs)
 	}
 	if apiequality.Semantic.DeepEqual(old, o) {
-		return old.DeepCopyObject(), nil, nil // etcd3 GuaranteedUpdate skips no-op writes
+		return old, nil, nil // etcd3 GuaranteedUpdate skips no-op writes
 	}
 	if m.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) == 0 {
 		// Store.Update: errEmptiedFinalizers, then deleteWithoutFinalizers:
 		// the object goes with its last stored state.
-		ev := s.commit(r, key, nil, verb, sub, false)
+		ev := s.commit(r, key, nil, old, verb, sub, false)
 		events := s.afterRemoval(ev, []Event{ev})
 		return ev.Object.DeepCopyObject(), events, nil
 	}
-	ev := s.commit(r, key, o, verb, sub, false)
+	ev := s.commit(r, key, o, old, verb, sub, false)
 	events := []Event{ev}
 	events = s.afterUpdate(objRef{r, key}, events)
 	return o.DeepCopyObject(), events, nil
@@ -390,7 +390,7 @@ func (s *Store) Delete(gvr schema.GroupVersionResource, ns, name string, opts me
 		return nil, nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}, "", errs)
 	}
 	key := objectKey(requestNamespace(r, ns), name)
-	cur, ok := r.objects[key]
+	cur, ok := s.load(r, key)
 	if !ok {
 		return nil, nil, apierrors.NewNotFound(r.groupResource(), name)
 	}
@@ -455,8 +455,8 @@ func (s *Store) DeleteCollection(gvr schema.GroupVersionResource, ns string, opt
 	}
 	var names []string
 	for _, it := range s.snapshotAt(r, requestNamespace(r, ns), s.rv) {
-		if match(it.obj) {
-			names = append(names, mustAccessor(it.obj).GetName())
+		if obj := r.decode(it.data); match(obj) {
+			names = append(names, mustAccessor(obj).GetName())
 		}
 	}
 	var events []Event
