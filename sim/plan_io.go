@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"reflect"
 	"slices"
@@ -226,19 +227,17 @@ func (p *Plan) Validate() error {
 	return joinPlanErrors(q.validate())
 }
 
-// Clone returns a deep copy of p.
+// Clone returns a copy of p that shares nothing mutable with it except the
+// raw JSON of objects and patches, which the sim never modifies.
 func (p *Plan) Clone() *Plan {
-	data, err := json.Marshal(p)
-	if err != nil {
-		// Marshal fails only on invalid raw JSON, which LoadPlan never
-		// produces; keep a shallow copy rather than panic.
-		q := *p
-		return &q
-	}
-	var q Plan
-	if err := json.Unmarshal(data, &q); err != nil {
-		q := *p
-		return &q
+	q := *p
+	q.SubjectParams = maps.Clone(p.SubjectParams)
+	q.Objects = slices.Clone(p.Objects)
+	q.Steps = slices.Clone(p.Steps)
+	q.Faults.ErrorCodes = slices.Clone(p.Faults.ErrorCodes)
+	if p.Kubelet != nil {
+		k := *p.Kubelet
+		q.Kubelet = &k
 	}
 	return &q
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -34,7 +35,8 @@ type recorder struct {
 	// asked yet).
 	conv      Converger
 	convActor string
-	state     map[objKey]ServerObject
+	keys      []objKey       // sorted by compareKeys
+	objs      []ServerObject // objs[i] is the object of keys[i]
 	desired   int
 
 	// Mid-reconcile crash: when armedActor records a reconcile start,
@@ -51,7 +53,8 @@ type objKey struct {
 }
 
 func newRecorder(start time.Time, policy *Policy) *recorder {
-	return &recorder{start: start, policy: policy, desired: -1, freeze: make(chan struct{}), state: map[objKey]ServerObject{}}
+	return &recorder{start: start, policy: policy, desired: -1, freeze: make(chan struct{}),
+		recs: make([]Record, 0, 1024)}
 }
 
 // now returns the virtual time since the run started.
@@ -246,7 +249,7 @@ func (r *recorder) convert(o fakeapi.Observation) Record {
 		if o.ByGC || o.Request == nil {
 			rec.Actor = "gc"
 		}
-		rec.Owner = parseMeta(o.Object).owner()
+		rec.Owner = parseMeta(rec.Object).owner()
 	case fakeapi.ObsList:
 		rec.Kind = RecList
 		rec.Lag = o.Lag
@@ -320,9 +323,12 @@ type objMeta struct {
 	} `json:"metadata"`
 }
 
+// parseMeta reads the metadata fields the trace needs. Most objects have
+// none of them: a substring check spares decoding those.
 func parseMeta(b []byte) objMeta {
 	var m objMeta
-	if len(b) > 0 {
+	if len(b) > 0 && (bytes.Contains(b, []byte(`"ownerReferences"`)) || bytes.Contains(b, []byte(`"finalizers"`)) ||
+		bytes.Contains(b, []byte(`"deletionTimestamp"`))) {
 		_ = json.Unmarshal(b, &m)
 	}
 	return m
@@ -343,38 +349,43 @@ func (r *recorder) applyWriteLocked(o fakeapi.Observation, at time.Duration) {
 	k := objKey{o.Resource, o.Namespace, o.Name}
 	m := parseMeta(o.Object)
 	gone := len(m.Metadata.Finalizers) == 0 && (o.Verb == "delete" || m.Metadata.DeletionTimestamp != nil)
-	if gone {
-		delete(r.state, k)
-	} else {
-		r.state[k] = ServerObject{Resource: o.Resource, Object: o.Object}
+	i, had := slices.BinarySearchFunc(r.keys, k, compareKeys)
+	switch {
+	case gone && had:
+		r.keys = slices.Delete(r.keys, i, i+1)
+		r.objs = slices.Delete(r.objs, i, i+1)
+	case !gone && had:
+		r.objs[i] = ServerObject{Resource: o.Resource, Object: o.Object}
+	case !gone:
+		r.keys = slices.Insert(r.keys, i, k)
+		r.objs = slices.Insert(r.objs, i, ServerObject{Resource: o.Resource, Object: o.Object})
 	}
 	if r.conv != nil {
 		r.evaluateLocked(at)
 	}
 }
 
-// evaluateLocked asks the Converger about the mirrored state and records a
-// change of its answer.
+// compareKeys orders objects by resource, namespace and name.
+func compareKeys(a, b objKey) int {
+	if c := strings.Compare(a.gvr.Group, b.gvr.Group); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.gvr.Version, b.gvr.Version); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.gvr.Resource, b.gvr.Resource); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.ns, b.ns); c != 0 {
+		return c
+	}
+	return strings.Compare(a.name, b.name)
+}
+
+// evaluateLocked asks the Converger about the mirrored state (a copy of
+// it) and records a change of its answer.
 func (r *recorder) evaluateLocked(at time.Duration) {
-	keys := make([]objKey, 0, len(r.state))
-	for k := range r.state {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		a, b := keys[i], keys[j]
-		if a.gvr != b.gvr {
-			return a.gvr.String() < b.gvr.String()
-		}
-		if a.ns != b.ns {
-			return a.ns < b.ns
-		}
-		return a.name < b.name
-	})
-	objs := make([]ServerObject, len(keys))
-	for i, k := range keys {
-		objs[i] = r.state[k]
-	}
-	ok, why := r.conv.Desired(objs)
+	ok, why := r.conv.Desired(slices.Clone(r.objs))
 	v := 0
 	if ok {
 		v = 1

@@ -27,17 +27,42 @@ import (
 // its trace. See RunInBubble for what a run does. The error is the run's own
 // failure (bad plan, unknown subject, a subject that does not start); the
 // trace is returned even then, with Outcome "error: ...", as far as it got.
-func Run(t testing.TB, p *Plan) (*Trace, error) {
-	tt, ok := t.(*testing.T)
-	if !ok {
-		return nil, errors.New("sim: Run needs a *testing.T (synctest.Test does); inside a bubble call RunInBubble")
-	}
+func Run(tb testing.TB, p *Plan) (*Trace, error) {
 	var tr *Trace
-	var err error
-	synctest.Test(tt, func(t *testing.T) {
+	err := errors.New("sim: the run's bubble failed before the run returned")
+	Bubble(tb, func(t *testing.T) {
 		tr, err = RunInBubble(t.Context(), p)
 	})
 	return tr, err
+}
+
+// Bubble runs f inside a new synctest bubble. synctest.Test needs a
+// *testing.T: given one, Bubble calls it; given another testing.TB (a
+// *testing.B in a benchmark), it makes a *testing.T with testing.RunTests,
+// as the cachelab CLI does with testing.Main, and fails tb if the bubble
+// fails.
+func Bubble(tb testing.TB, f func(t *testing.T)) {
+	tb.Helper()
+	if t, ok := tb.(*testing.T); ok {
+		synctest.Test(t, f)
+		return
+	}
+	always := func(string, string) (bool, error) { return true, nil }
+	// RunTests repeats its tests for -test.count and -test.cpu: run f once.
+	ran := false
+	ok := testing.RunTests(always, []testing.InternalTest{{
+		Name: "sim.Bubble",
+		F: func(t *testing.T) {
+			if ran {
+				return
+			}
+			ran = true
+			synctest.Test(t, f)
+		},
+	}})
+	if !ok {
+		tb.Fatalf("sim: the bubble failed (see the sim.Bubble output above)")
+	}
 }
 
 // RunInBubble plays plan p and returns its trace. It must be called from a
