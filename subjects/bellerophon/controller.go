@@ -128,12 +128,13 @@ type Controller struct {
 	// backups is the external backup store of this run.
 	backups *BackupStore
 
-	// mu guards ownWrites and cmWrites.
+	// mu guards lastWritten and cmWrites.
 	mu sync.Mutex
-	// ownWrites are the resourceVersions of the controller's own writes of
-	// each Bellerophon (namespace/name) whose echo (the watch event of that
-	// very write) carries nothing new and is not enqueued.
-	ownWrites map[string]map[string]bool
+	// lastWritten is, per Bellerophon (namespace/name), the object as the
+	// server returned it after the controller's last write of it: the base
+	// of the next status write while the cache has not caught up with it
+	// (read-your-writes), and the status whose echo needs no reconcile.
+	lastWritten map[string]*unstructured.Unstructured
 	// cmWrites is the resourceVersion of the controller's last write of each
 	// ConfigMap (namespace/name): read-your-writes for the ConfigMap.
 	cmWrites map[string]int64
@@ -205,7 +206,7 @@ func NewController(ctx context.Context, env sim.Env, opts Options) (*Controller,
 		expectations:  newExpectations(opts.Bug == NoUIDCheck),
 		signals:       newSignals(rec, 10*opts.LoopTime),
 		backups:       opts.Backups,
-		ownWrites:     map[string]map[string]bool{},
+		lastWritten:   map[string]*unstructured.Unstructured{},
 		cmWrites:      map[string]int64{},
 		workqueue:     recordingQueue{TypedRateLimitingInterface: queue, rec: rec},
 		broadcaster:   broadcaster,
@@ -445,15 +446,22 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (err
 
 // manageChildren converges the ConfigMap and, when the expectations allow,
 // the Pods. It returns the Pods owned before any change (for status).
+//
+// The expectations are checked before the Pods are listed, as the ReplicaSet
+// controller does: the Pod handler indexes a Pod before it observes it, so
+// expectations found satisfied at time t guarantee that a listing after t
+// shows every Pod the controller created or deleted. Listing first could
+// miss Pods observed between the listing and the check, and create them
+// again.
 func (c *Controller) manageChildren(ctx context.Context, b *v1alpha1.Bellerophon) ([]*corev1.Pod, error) {
-	pods := c.ownedPods(b)
-	cmErr := c.manageConfigMap(ctx, b)
-	var podErr error
 	key := cache.MetaObjectToName(b).String()
 	ok, expired := c.expectations.Satisfied(key, b.UID)
 	if expired {
 		c.rec.note("%s: expectations expired after %v; trusting the cache", key, ExpectationsTimeout)
 	}
+	pods := c.ownedPods(b)
+	cmErr := c.manageConfigMap(ctx, b)
+	var podErr error
 	if ok || c.bug == NoExpectations {
 		podErr = c.managePods(ctx, b, pods)
 	}
@@ -534,6 +542,20 @@ func (c *Controller) managePods(ctx context.Context, b *v1alpha1.Bellerophon, po
 	}
 
 	var errs []error
+	// Delete first: the number of live Pods never exceeds the wanted one,
+	// not even while a version change replaces them.
+	for _, p := range toDelete {
+		uid := p.UID
+		err := c.kubeclientset.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		if err != nil {
+			c.expectations.DeletionObserved(key, b.UID)
+			if !apierrors.IsNotFound(err) {
+				errs = append(errs, fmt.Errorf("deleting Pod %s/%s: %w", p.Namespace, p.Name, err))
+			}
+			continue
+		}
+		c.recorder.Eventf(b, corev1.EventTypeNormal, ReasonDeletedPod, "Deleted Pod %s", p.Name)
+	}
 	for i := range create {
 		pod, err := c.kubeclientset.CoreV1().Pods(b.Namespace).Create(ctx, newPod(b), metav1.CreateOptions{FieldManager: controllerAgentName})
 		if err != nil {
@@ -546,18 +568,6 @@ func (c *Controller) managePods(ctx context.Context, b *v1alpha1.Bellerophon, po
 		}
 		c.signals.wrote(ResourcePods, pod.ResourceVersion)
 		c.recorder.Eventf(b, corev1.EventTypeNormal, ReasonCreatedPod, "Created Pod %s (%s)", pod.Name, Image(b.Spec.Version))
-	}
-	for _, p := range toDelete {
-		uid := p.UID
-		err := c.kubeclientset.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
-		if err != nil {
-			c.expectations.DeletionObserved(key, b.UID)
-			if !apierrors.IsNotFound(err) {
-				errs = append(errs, fmt.Errorf("deleting Pod %s/%s: %w", p.Namespace, p.Name, err))
-			}
-			continue
-		}
-		c.recorder.Eventf(b, corev1.EventTypeNormal, ReasonDeletedPod, "Deleted Pod %s", p.Name)
 	}
 	return errors.Join(errs...)
 }
@@ -661,10 +671,7 @@ func (c *Controller) bellerophonWrite(ctx context.Context, u *unstructured.Unstr
 	}
 	key := cache.MetaObjectToName(out).String()
 	c.mu.Lock()
-	if c.ownWrites[key] == nil {
-		c.ownWrites[key] = map[string]bool{}
-	}
-	c.ownWrites[key][out.GetResourceVersion()] = true
+	c.lastWritten[key] = out
 	c.mu.Unlock()
 	c.signals.wrote(ResourceBellerophons, out.GetResourceVersion())
 	return out, nil
@@ -824,8 +831,24 @@ func (c *Controller) snapshotBackups() {
 // updateStatus computes b's status from pods and writes it if it changed.
 // A conflict is retried from a fresh read; if the fresh object has another
 // generation, its own event will bring the key back and nothing is written.
+//
+// The base of the write is the cached copy, or, when the controller's own
+// last write of b is newer than the cache (its echo has not arrived yet),
+// that write: comparing with a copy that predates it would take a status
+// already replaced for the current one (read-your-writes). StaleStatus and
+// NoReadYourWrites always use the cached copy.
 func (c *Controller) updateStatus(ctx context.Context, b *v1alpha1.Bellerophon, pods []*corev1.Pod, manageErr error) error {
 	base := b
+	if c.bug != StaleStatus && c.bug != NoReadYourWrites {
+		if lw := c.lastWrite(b); lw != nil {
+			if lw.Generation != b.Generation {
+				// The server holds a spec the cache has not shown yet; its
+				// event will bring the key back.
+				return nil
+			}
+			base = lw
+		}
+	}
 	first := true
 	return c.retryOnConflict(func() error {
 		if !first {
@@ -868,6 +891,22 @@ func (c *Controller) updateStatus(ctx context.Context, b *v1alpha1.Bellerophon, 
 		}
 		return nil
 	})
+}
+
+// lastWrite returns the controller's own last write of b if it is newer
+// than b (same UID), else nil.
+func (c *Controller) lastWrite(b *v1alpha1.Bellerophon) *v1alpha1.Bellerophon {
+	c.mu.Lock()
+	lw := c.lastWritten[cache.MetaObjectToName(b).String()]
+	c.mu.Unlock()
+	if lw == nil || lw.GetUID() != b.UID || parseRV(lw.GetResourceVersion()) <= parseRV(b.ResourceVersion) {
+		return nil
+	}
+	out, err := decodeBellerophon(lw)
+	if err != nil {
+		return nil
+	}
+	return out
 }
 
 // computeStatus returns b's status given its owned pods: readyReplicas

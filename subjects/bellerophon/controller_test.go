@@ -456,8 +456,7 @@ func TestUpdateWithANewUIDResetsExpectations(t *testing.T) {
 	}{{NoBug, true}, {NoUIDCheck, false}} {
 		t.Run(string(tc.bug)+"correct", func(t *testing.T) {
 			e := newExpectations(tc.bug == NoUIDCheck)
-			c := &Controller{bug: tc.bug, expectations: e, ownWrites: map[string]map[string]bool{}, signals: newSignals(recorder{}, time.Second),
-				workqueue: nil}
+			c := &Controller{bug: tc.bug, expectations: e, lastWritten: map[string]*unstructured.Unstructured{}, signals: newSignals(recorder{}, time.Second)}
 			e.Expect("default/a", "uid1", 3, 0)
 			old := &unstructured.Unstructured{}
 			old.SetNamespace("default")

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -98,42 +99,56 @@ func (c *Controller) addBellerophon(obj any) {
 
 // updateBellerophon enqueues a changed Bellerophon. A UID change is a delete
 // followed by a create (the relist after a watch gap delivers it as one
-// update): the old incarnation's expectations are dropped. The echo of the
-// controller's own write is not enqueued: it carries nothing new.
+// update): the old incarnation's expectations are dropped.
+//
+// An update that changes nothing the controller acts on is not enqueued:
+// same UID, generation, deletionTimestamp and finalizers, and a status equal
+// to the old one (a label or annotation change) or to the one the
+// controller itself last wrote (the echo of its own write). Such a filter is
+// what controller authors add to avoid reconciling their own writes; it is
+// safe because the controller never leaves a write undone on a 409: it
+// retries from a fresh read. DropsConflicts shows what happens otherwise.
 func (c *Controller) updateBellerophon(oldObj, newObj any) {
-	oldM, err1 := meta.Accessor(oldObj)
-	newM, err2 := meta.Accessor(newObj)
-	if err1 != nil || err2 != nil {
+	oldU, ok1 := oldObj.(*unstructured.Unstructured)
+	newU, ok2 := newObj.(*unstructured.Unstructured)
+	if !ok1 || !ok2 {
 		c.rec.note("Bellerophon update of a %T ignored", newObj)
 		return
 	}
-	if oldM.GetResourceVersion() == newM.GetResourceVersion() {
+	if oldU.GetResourceVersion() == newU.GetResourceVersion() {
 		return // a resync: nothing changed
 	}
-	key := keyOf(newM)
-	if oldM.GetUID() != newM.GetUID() && c.bug != NoUIDCheck {
-		c.expectations.Delete(key.String())
-		c.rec.note("%s was deleted and recreated (UID %s -> %s)", key, oldM.GetUID(), newM.GetUID())
+	key := keyOf(newU)
+	if oldU.GetUID() != newU.GetUID() {
+		if c.bug != NoUIDCheck {
+			c.expectations.Delete(key.String())
+			c.rec.note("%s was deleted and recreated (UID %s -> %s)", key, oldU.GetUID(), newU.GetUID())
+		}
+		c.enqueue(key)
+		return
 	}
-	if c.isOwnEcho(key.String(), newM.GetResourceVersion()) {
+	if c.nothingToDo(key.String(), oldU, newU) {
 		return
 	}
 	c.enqueue(key)
 }
 
-// isOwnEcho reports (and forgets) whether rv is the resourceVersion of one
-// of the controller's own writes of key.
-func (c *Controller) isOwnEcho(key, rv string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.ownWrites[key][rv] {
+// nothingToDo reports whether the update old -> new of one incarnation
+// changes nothing the controller acts on (see updateBellerophon).
+func (c *Controller) nothingToDo(key string, oldU, newU *unstructured.Unstructured) bool {
+	if oldU.GetGeneration() != newU.GetGeneration() ||
+		!equality.Semantic.DeepEqual(oldU.GetDeletionTimestamp(), newU.GetDeletionTimestamp()) ||
+		!equality.Semantic.DeepEqual(oldU.GetFinalizers(), newU.GetFinalizers()) {
 		return false
 	}
-	delete(c.ownWrites[key], rv)
-	if len(c.ownWrites[key]) == 0 {
-		delete(c.ownWrites, key)
+	status := newU.Object["status"]
+	if equality.Semantic.DeepEqual(oldU.Object["status"], status) {
+		return true
 	}
-	return true
+	c.mu.Lock()
+	lw := c.lastWritten[key]
+	c.mu.Unlock()
+	return lw != nil && lw.GetUID() == newU.GetUID() && equality.Semantic.DeepEqual(lw.Object["status"], status)
 }
 
 // deleteBellerophon drops a deleted Bellerophon's expectations and enqueues
@@ -155,7 +170,7 @@ func (c *Controller) deleteBellerophon(obj any) {
 	key := keyOf(m)
 	c.expectations.Delete(key.String())
 	c.mu.Lock()
-	delete(c.ownWrites, key.String())
+	delete(c.lastWritten, key.String())
 	c.mu.Unlock()
 	c.enqueue(key)
 }

@@ -133,7 +133,8 @@ func (s *Subject) Start(ctx context.Context, env sim.Env) error {
 // every live Bellerophon carries the finalizer, has exactly spec.replicas
 // live owned Pods, all of image bellerophon:<spec.version> and Ready, a
 // ConfigMap whose data is spec.config, and a status with the current
-// observedGeneration, readyReplicas == spec.replicas and Ready True; no
+// observedGeneration, readyReplicas == spec.replicas, Ready True and
+// Degraded not True; no
 // Pod or ConfigMap is controlled by a Bellerophon that no longer exists;
 // no Bellerophon with the finalizer is left terminating.
 func (s *Subject) Desired(objs []sim.ServerObject) (bool, string) {
@@ -245,6 +246,9 @@ func Desired(objs []sim.ServerObject) (bool, string) {
 		}
 		if !meta.IsStatusConditionTrue(st.Conditions, v1alpha1.ConditionReady) {
 			return false, fmt.Sprintf("Bellerophon %s is not Ready in its status", id)
+		}
+		if meta.IsStatusConditionTrue(st.Conditions, v1alpha1.ConditionDegraded) {
+			return false, fmt.Sprintf("Bellerophon %s is Degraded in its status", id)
 		}
 	}
 	return true, fmt.Sprintf("%d Bellerophons converged", countLive(bphs))
