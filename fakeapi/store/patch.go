@@ -69,7 +69,7 @@ func (s *Store) Patch(gvr schema.GroupVersionResource, ns, name string, pt types
 		}
 		patched, err = p.Apply(curJSON)
 		if err != nil {
-			return nil, nil, apierrors.NewGenericServerResponse(422, "", schema.GroupResource{}, "", err.Error(), 0, false)
+			return nil, nil, unprocessablePatch(err)
 		}
 	case types.MergePatchType:
 		patched, err = jsonpatch.MergePatch(curJSON, data)
@@ -155,11 +155,21 @@ func interpretStrategicMergePatchError(err error) error {
 	case mergepatch.ErrBadJSONDoc, mergepatch.ErrBadPatchFormatForPrimitiveList, mergepatch.ErrBadPatchFormatForRetainKeys, mergepatch.ErrBadPatchFormatForSetElementOrderList, mergepatch.ErrUnsupportedStrategicMergePatchFormat:
 		return apierrors.NewBadRequest(err.Error())
 	case mergepatch.ErrNoListOfLists, mergepatch.ErrPatchContentNotMatchRetainKeys:
-		return apierrors.NewGenericServerResponse(422, "", schema.GroupResource{}, "", err.Error(), 0, false)
+		return unprocessablePatch(err)
 	}
 	// Other errors (a patch of the wrong shape for the type) are the
 	// client's: 400 rather than the handler's 500.
 	return apierrors.NewBadRequest(err.Error())
+}
+
+// unprocessablePatch is the patch handler's 422 for a patch that does not
+// apply. kube-apiserver's message says only "the server rejected our
+// request due to an error in our request"; the store adds the reason as a
+// cause, which changes neither code nor reason.
+func unprocessablePatch(err error) error {
+	e := apierrors.NewGenericServerResponse(422, "", schema.GroupResource{}, "", err.Error(), 0, false)
+	e.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: metav1.CauseTypeFieldValueInvalid, Field: "patch", Message: err.Error()}}
+	return e
 }
 
 // unsupportedMediaType is negotiation.NewUnsupportedMediaTypeError.
