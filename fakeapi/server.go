@@ -396,24 +396,29 @@ func (s *Server) publishLocked(req *RequestInfo, evs []store.Event) {
 				continue
 			}
 			if seen.Type == ev.Type && seen.Object == ev.Object {
-				s.sendLocked(w, &seen, info)
+				s.sendLocked(w, seen.Type, seen.Object, info)
 			} else {
-				s.sendLocked(w, &seen, eventInfo(&seen))
+				s.sendLocked(w, seen.Type, seen.Object, eventInfo(&seen))
 			}
 		}
 	}
 }
 
 // sendLocked queues one event for one watch and records it as sent.
-func (s *Server) sendLocked(w *watcher, ev *store.Event, info EventInfo) {
-	if !w.enqueue(queuedEvent{ev: watch.Event{Type: ev.Type, Object: ev.Object}, info: info, sentAt: s.clock.Now()}) {
+func (s *Server) sendLocked(w *watcher, typ watch.EventType, obj runtime.Object, info EventInfo) {
+	if !w.enqueue(queuedEvent{ev: watch.Event{Type: typ, Object: obj}, info: info, sentAt: s.clock.Now()}) {
 		return
 	}
 	if s.obs != nil {
-		wi := w.info
-		s.observeLocked(Observation{Kind: ObsSent, Watcher: &wi, Event: &info, RV: info.RV,
-			Resource: info.Resource, Namespace: info.Namespace, Name: info.Name, UID: types.UID(info.UID)})
+		s.observeEventLocked(ObsSent, w, info)
 	}
+}
+
+// observeEventLocked records one event sent to or delivered by w.
+func (s *Server) observeEventLocked(kind ObservationKind, w *watcher, info EventInfo) {
+	wi := w.info
+	s.observeLocked(Observation{Kind: kind, Watcher: &wi, Event: &info, RV: info.RV,
+		Resource: info.Resource, Namespace: info.Namespace, Name: info.Name, UID: types.UID(info.UID)})
 }
 
 // sendBookmark queues a periodic bookmark at the latest revision for w.
@@ -427,7 +432,7 @@ func (s *Server) sendBookmark(w *watcher) {
 	if err != nil {
 		return
 	}
-	s.sendLocked(w, &ev, eventInfo(&ev))
+	s.sendLocked(w, ev.Type, ev.Object, eventInfo(&ev))
 }
 
 // watchEnded is called by a delivery goroutine as it exits.
@@ -446,9 +451,7 @@ func (s *Server) delivered(w *watcher, info EventInfo) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	wi := w.info
-	s.observeLocked(Observation{Kind: ObsDelivered, Watcher: &wi, Event: &info, RV: info.RV,
-		Resource: info.Resource, Namespace: info.Namespace, Name: info.Name, UID: types.UID(info.UID)})
+	s.observeEventLocked(ObsDelivered, w, info)
 }
 
 // encode returns obj's JSON with apiVersion and kind, without modifying obj
