@@ -84,7 +84,11 @@ func (s *Store) validateObject(r *resState, obj runtime.Object, m metav1.Object)
 	errs := apivalidation.ValidateObjectMetaAccessor(m, r.Namespaced, r.rules.nameFn, field.NewPath("metadata"))
 	errs = append(errs, s.validateSpec(r, obj)...)
 	if len(errs) == 0 {
-		errs = append(errs, apivalidation.ValidateObjectMetaAccessor(m, r.Namespaced, path.ValidatePathSegmentName, field.NewPath("metadata"))...)
+		// rest.ValidateCreate's common validation with path segment names;
+		// the rest of it has just run with the kind's own name rule.
+		for _, msg := range path.ValidatePathSegmentName(m.GetName(), false) {
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), m.GetName(), msg))
+		}
 	}
 	return errs
 }
@@ -160,7 +164,9 @@ func (s *Store) Create(gvr schema.GroupVersionResource, ns string, obj runtime.O
 	ev := s.commit(r, key, o, nil, "create", "", false)
 	events := []Event{ev}
 	// The garbage collector deletes a new object whose owners are all gone.
-	events = s.collectIfOrphaned(objRef{r, key}, events)
+	if len(m.GetOwnerReferences()) > 0 {
+		events = s.collectIfOrphaned(objRef{r, key}, events)
+	}
 	return o.DeepCopyObject(), events, nil
 }
 
