@@ -185,3 +185,71 @@ func equalStates(a, b map[string]string) bool {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestInformerSyncsManyObjectsThroughPagedList: with WatchList disabled the
+// reflector's first LIST (resourceVersion "0", pages of 500) brings every one
+// of 1,200 objects into the cache.
+func TestInformerSyncsManyObjectsThroughPagedList(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, log := newServer(t, fakeapi.Options{})
+		c := s.Client("test")
+		mustNamespace(t, c, "a")
+		for i := range 1200 {
+			mustCreateCM(t, c, "a", "cm-"+itoa(int64(i)), nil)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		lw := c.ListerWatcherWithOptions(cmGVR, "a", fakeapi.ListerWatcherOptions{DisableWatchList: true})
+		inf, _ := runInformer(t, ctx, lw, &corev1.ConfigMap{})
+		if got := len(inf.GetStore().ListKeys()); got != 1200 {
+			t.Errorf("cache holds %d objects, want 1200 (lists served: %d)", got, len(log.Kind(fakeapi.ObsList)))
+		}
+		cancel()
+		synctest.Wait()
+	})
+}
+
+// TestInformerWithLabelSelectorSeesObjectsEnterAndLeave: an informer whose
+// ListerWatcher selects app=x sees an object relabelled into the selection as
+// an add and one relabelled out as a delete, as kube-apiserver's watch cache
+// reports selector transitions.
+func TestInformerWithLabelSelectorSeesObjectsEnterAndLeave(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, _ := newServer(t, fakeapi.Options{})
+		c := s.Client("test")
+		mustNamespace(t, c, "a")
+		labelled := func(name, app string) *corev1.ConfigMap {
+			cm := configMap("a", name, nil)
+			cm.Labels = map[string]string{"app": app}
+			return cm
+		}
+		for _, cm := range []*corev1.ConfigMap{labelled("in", "x"), labelled("out", "y")} {
+			if _, err := c.Create(t.Context(), cmGVR, "a", cm, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		lw := c.ListerWatcherWithOptions(cmGVR, "a", fakeapi.ListerWatcherOptions{
+			TweakListOptions: func(o *metav1.ListOptions) { o.LabelSelector = "app=x" },
+		})
+		inf, h := runInformer(t, ctx, lw, &corev1.ConfigMap{})
+		if got := sortedKeys(cacheState(t, inf)); !slices.Equal(got, []string{"a/in"}) {
+			t.Fatalf("cache after sync = %v, want [a/in]", got)
+		}
+		for _, cm := range []*corev1.ConfigMap{labelled("in", "y"), labelled("out", "x")} {
+			if _, err := c.Update(ctx, cmGVR, "a", cm, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		synctest.Wait()
+		if got := sortedKeys(cacheState(t, inf)); !slices.Equal(got, []string{"a/out"}) {
+			t.Errorf("cache after relabelling = %v, want [a/out]", got)
+		}
+		if calls := h.all(); !slices.Equal(calls, []string{"add in", "delete in", "add out"}) {
+			t.Errorf("handler calls = %v, want [add in, delete in, add out]", calls)
+		}
+		cancel()
+		synctest.Wait()
+	})
+}
