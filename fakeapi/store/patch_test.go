@@ -43,11 +43,15 @@ func TestPatchTypesApplyAsTheAPIServerDoes(t *testing.T) {
 	if err != nil || out.(*corev1.Pod).Labels["a"] != "b" {
 		t.Errorf("json patch: %v, labels %v", err, out.(*corev1.Pod).Labels)
 	}
-	// Patching status through the status subresource only.
+	// Patching pods/status: spec is kept, metadata passes (the pod status
+	// strategy resets only spec and ownerReferences).
 	out, _, err = s.Patch(podsGVR, "ns", "p", types.MergePatchType,
-		[]byte(`{"status":{"phase":"Running"},"metadata":{"labels":{"a":"c"}}}`), metav1.PatchOptions{}, "status")
-	if err != nil || out.(*corev1.Pod).Status.Phase != corev1.PodRunning || out.(*corev1.Pod).Labels["a"] != "b" {
-		t.Errorf("status patch: %v, phase %q labels %v; want Running and labels unchanged", err, out.(*corev1.Pod).Status.Phase, out.(*corev1.Pod).Labels)
+		[]byte(`{"status":{"phase":"Running"},"spec":{"activeDeadlineSeconds":5},"metadata":{"labels":{"a":"c"}}}`), metav1.PatchOptions{}, "status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gp := out.(*corev1.Pod); gp.Status.Phase != corev1.PodRunning || gp.Spec.ActiveDeadlineSeconds != nil || gp.Labels["a"] != "c" {
+		t.Errorf("status patch: phase %q deadline %v labels %v; want Running, no deadline, a=c", gp.Status.Phase, gp.Spec.ActiveDeadlineSeconds, gp.Labels)
 	}
 	// A patch carrying a stale resourceVersion conflicts.
 	_, _, err = s.Patch(podsGVR, "ns", "p", types.MergePatchType, []byte(`{"metadata":{"resourceVersion":"2","labels":{"x":"y"}}}`), metav1.PatchOptions{}, "")

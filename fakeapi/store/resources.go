@@ -36,6 +36,9 @@ type kindRules struct {
 	prepareCreate func(obj runtime.Object)
 	// validate checks required fields of the kind.
 	validate func(obj runtime.Object) field.ErrorList
+	// statusKeepsOwnerRefs is true when a status update may not change
+	// ownerReferences (pods: "old kubelets corrupt them").
+	statusKeepsOwnerRefs bool
 }
 
 // builtin describes one built-in resource served from the scheme.
@@ -77,8 +80,9 @@ var builtins = []builtin{
 		},
 	}},
 	{gvk: corev1.SchemeGroupVersion.WithKind("Pod"), namespaced: true, hasStatus: true, rules: kindRules{
-		nameFn:     apivalidation.NameIsDNSSubdomain,
-		generation: true,
+		nameFn:               apivalidation.NameIsDNSSubdomain,
+		generation:           true,
+		statusKeepsOwnerRefs: true,
 		fields: func(obj runtime.Object, set fields.Set) {
 			p := obj.(*corev1.Pod)
 			set["spec.nodeName"] = p.Spec.NodeName

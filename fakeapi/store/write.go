@@ -252,8 +252,16 @@ func (s *Store) update(r *resState, key string, o runtime.Object, sub, verb stri
 	}
 	// rest.BeforeUpdate and the strategies' PrepareForUpdate.
 	m.SetGeneration(oldM.GetGeneration())
-	if sub == "status" {
-		// Status updates change nothing but status.
+	if sub == "status" && r.typed {
+		// The built-in status strategies (pods, namespaces) take spec from
+		// the stored object and let metadata through, except what
+		// statusKeeps names.
+		copySpec(old, o)
+		if r.rules.statusKeepsOwnerRefs {
+			m.SetOwnerReferences(oldM.GetOwnerReferences())
+		}
+	} else if sub == "status" {
+		// The custom resource status strategy keeps everything but status.
 		st := getStatus(o)
 		o = old.DeepCopyObject()
 		m = mustAccessor(o)
@@ -338,6 +346,20 @@ func setStatus(obj runtime.Object, st any) {
 	f.Set(reflect.ValueOf(st))
 	cp := obj.DeepCopyObject()
 	f.Set(reflect.ValueOf(cp).Elem().FieldByName("Status"))
+}
+
+// copySpec sets every field of a typed object but TypeMeta, ObjectMeta and
+// Status from old (whose values it then shares: both are the store's).
+func copySpec(old, cur runtime.Object) {
+	ov, cv := reflect.ValueOf(old).Elem(), reflect.ValueOf(cur).Elem()
+	t := ov.Type()
+	for i := 0; i < t.NumField(); i++ {
+		switch t.Field(i).Name {
+		case "TypeMeta", "ObjectMeta", "Status":
+			continue
+		}
+		cv.Field(i).Set(ov.Field(i))
+	}
 }
 
 // specChanged reports whether anything but metadata (and status, for
