@@ -190,6 +190,12 @@ func TestErrorPathsAnswerAsKubeAPIServer(t *testing.T) {
 			return err
 		},
 			400, metav1.StatusReasonBadRequest, "cannot be handled as a ConfigMap"},
+		{"unstructured with a Go int", func() error {
+			w := widget("ns", "w", 1)
+			w.Object["spec"] = map[string]any{"size": 3} // int, not int64
+			_, _, err := s.Create(widgetsGVR, "ns", w, metav1.CreateOptions{})
+			return err
+		}, 400, metav1.StatusReasonBadRequest, "not JSON-compatible"},
 		{"status of a resource without status", func() error {
 			_, _, err := s.Update(configmapsGVR, "ns", cm("ns", "a", nil), metav1.UpdateOptions{}, "status")
 			return err

@@ -290,7 +290,7 @@ func (r *resState) supportedFields(s *Store) map[string]bool {
 // convertIn turns a caller's object into a fresh copy of the resource's
 // representation (its Go type, or unstructured), checking its kind.
 func (s *Store) convertIn(r *resState, obj runtime.Object) (runtime.Object, error) {
-	if obj == nil || reflect.ValueOf(obj).IsNil() {
+	if v := reflect.ValueOf(obj); obj == nil || (v.Kind() == reflect.Pointer && v.IsNil()) {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("no %s object given", r.Kind))
 	}
 	gvk := obj.GetObjectKind().GroupVersionKind()
@@ -317,7 +317,11 @@ func (s *Store) convertIn(r *resState, obj runtime.Object) (runtime.Object, erro
 	}
 	var content map[string]any
 	if u, ok := obj.(*unstructured.Unstructured); ok {
-		content = runtime.DeepCopyJSON(u.UnstructuredContent())
+		c, err := deepCopyJSON(u.UnstructuredContent())
+		if err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("%s content is not JSON-compatible (use int64, float64, string, bool, []any, map[string]any): %v", r.Kind, err))
+		}
+		content = c
 	} else {
 		c, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 		if err != nil {
@@ -389,6 +393,17 @@ func (s *Store) load(r *resState, key string) (runtime.Object, bool) {
 		return nil, false
 	}
 	return r.decode(data), true
+}
+
+// deepCopyJSON is runtime.DeepCopyJSON, which panics on values JSON does
+// not have (an int, a struct), turned into an error.
+func deepCopyJSON(in map[string]any) (out map[string]any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			out, err = nil, fmt.Errorf("%v", p)
+		}
+	}()
+	return runtime.DeepCopyJSON(in), nil
 }
 
 // registryPrefix returns kube-apiserver's etcd key prefix for a resource.

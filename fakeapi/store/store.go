@@ -29,7 +29,21 @@
 // caller owns. Objects inside Events are shared and immutable: callers must
 // DeepCopy them before handing them to code that may modify them.
 //
-// A Store is not safe for concurrent use.
+// Storage: every object version (current state and history) is kept
+// encoded, as etcd keeps it: protobuf for built-in kinds, JSON for custom
+// resources. Reads decode a fresh copy. For 100k small ConfigMaps the
+// store's heap is about 1x the objects' JSON size (typed objects kept
+// decoded took 4.5x) and holds no pointers for the garbage collector to
+// scan; BenchmarkStoreSync measures it.
+//
+// Not modelled: namespace existence and termination (objects may be created
+// in any namespace; deleting a namespace deletes only the namespace),
+// graceful deletion of pods (pods go at once, as unscheduled pods do),
+// shared storage of core/v1 and events.k8s.io/v1 Events (two separate
+// resources here), dry runs (400), server-side apply (415), managedFields.
+//
+// A Store is not safe for concurrent use; the functions Filter returns
+// read only their event and may be called concurrently.
 package store
 
 import (
