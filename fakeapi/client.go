@@ -117,9 +117,6 @@ func objectName(obj runtime.Object) string {
 	if err != nil {
 		return ""
 	}
-	if m.GetName() == "" {
-		return m.GetGenerateName()
-	}
 	return m.GetName()
 }
 

@@ -115,6 +115,14 @@ const DefaultBookmarkInterval = time.Minute
 // One mutex serialises every store call, every fan-out and every
 // Observer.Observe call, so observations of writes arrive in resourceVersion
 // order and a watch opened at revision r misses no event after r.
+//
+// Each watch has an unbounded queue, filled under that mutex (ObsSent), and
+// one delivery goroutine that holds each event until
+// max(previous delivery, sent + Hooks.EventDelay), deep-copies it and sends it
+// on the unbuffered result channel; ObsDelivered is recorded right after the
+// consumer has received it (so the consumer may already be acting on it).
+// Hooks are called without the mutex; Observer.Observe with it, so an
+// Observer must not call back into the Server.
 type Server struct {
 	clock            clock.WithTicker
 	hooks            Hooks
