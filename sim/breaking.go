@@ -165,7 +165,7 @@ func (w *breakingWatch) run() {
 			return
 		}
 		data := ev.Type == watch.Added || ev.Type == watch.Modified || ev.Type == watch.Deleted
-		if !data || w.now() >= w.until {
+		if !data || w.now() > w.until {
 			if held != nil {
 				if !w.send(*held) {
 					return

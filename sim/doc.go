@@ -10,4 +10,15 @@
 //
 // sim knows no subject by name: subjects register a factory with
 // RegisterSubject (as database/sql drivers do), and a Plan names one.
+//
+// Entry points: Run (from a test: makes the bubble), RunInBubble (already
+// inside one, e.g. a rapid.SyncTest property), Bubble (a bubble from a
+// benchmark or a CLI), Replay (a plan file, or a trace file whose fault
+// schedule is checked), LoadPlan/Save and ReadTrace/WriteTrace (the files).
+//
+// Determinism: the plan fixes the steps and every draw of the fault policy
+// (NewPolicy documents how draws are keyed), and Run seeds client-go's
+// math/rand jitter from it; goroutine interleavings stay free. So the same
+// plan gives the same fault schedule (FaultSchedule, DiffSchedules), not
+// necessarily the same handler order. See replay.go.
 package sim

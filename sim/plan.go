@@ -113,9 +113,9 @@ type FaultPolicy struct {
 	// labelled contract-breaking in the trace.
 	ContractBreaking ContractBreaking `json:"contractBreaking"`
 	// Until is the virtual time after which no random fault is drawn any
-	// more (latency and stale replicas stay), so the system can settle.
-	// Optional; default: the time of the last step. Timeline fault steps
-	// are not affected.
+	// more (latency and stale replicas stay), so the system can settle;
+	// faults are drawn up to and including Until. Optional; default: the
+	// time of the last step. Timeline fault steps are not affected.
 	Until Duration `json:"until,omitempty"`
 }
 

@@ -77,7 +77,7 @@ func resourceMatches(name string, gvr schema.GroupVersionResource) bool {
 // client and resource, not on how goroutines of different clients
 // interleave.
 //
-// Random faults are drawn only before FaultPolicy.Until (default: the time
+// Random faults are drawn only up to FaultPolicy.Until (default: the time
 // of the last step); latency and the stale replica apply all along.
 // The policy records nothing itself: the server observes every fault it
 // applies (fakeapi.ObsFault, named by RequestFault.Name) and the run turns
@@ -253,7 +253,7 @@ func (p *Policy) WatchOpened(w fakeapi.WatcherInfo) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	st := p.watcherLocked(w)
-	if st.disc < 0 || p.stopped || exempt(w.Client) || now+st.disc >= p.until {
+	if st.disc < 0 || p.stopped || exempt(w.Client) || now+st.disc > p.until {
 		return
 	}
 	id, abrupt := w.ID, st.abrupt
@@ -346,7 +346,7 @@ func (p *Policy) WatchSent(w fakeapi.WatcherInfo) {
 }
 
 // BeforeRequest implements fakeapi.Hooks: armed one-shot faults first
-// (fail-next, timeout-next-write), then, before Until and except for the
+// (fail-next, timeout-next-write), then, up to Until and except for the
 // user, random 410s on re-watch, random request errors and writes with
 // unknown outcome; lists and watches at resourceVersion "0" are served by the
 // stale replica when one lags.
@@ -380,7 +380,7 @@ func (p *Policy) decideLocked(req fakeapi.RequestInfo, now time.Duration) fakeap
 			return fakeapi.RequestFault{ApplyThenTimeout: true, Name: FaultTimeoutNextWrite}
 		}
 	}
-	if now < p.until && req.Client != ClientUser {
+	if now <= p.until && req.Client != ClientUser {
 		if p.faults.ExpireOnRewatch > 0 && req.Verb == "watch" && req.ResourceVersion != "" && req.ResourceVersion != "0" && !req.SendInitialEvents {
 			r := p.streamLocked("rewatch", req.Client, res)
 			if r.Float64() < p.faults.ExpireOnRewatch {

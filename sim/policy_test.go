@@ -163,7 +163,7 @@ func TestRandomRequestErrorsFollowErrorRateAndSpareUserAndSetup(t *testing.T) {
 			}
 		}
 	}
-	clk.t = time.Minute // Until defaults to the last step's time.
+	clk.t = time.Minute + 1 // Until defaults to the last step's time.
 	for range 500 {
 		if f := pol.BeforeRequest(req("ctrl", "get", "")); f.Err != nil {
 			t.Fatalf("random fault drawn at Until: %v", f.Err)

@@ -314,7 +314,7 @@ func TestRandomFaultsAreDrawnFromTheSeedOnly(t *testing.T) {
 		t.Error("no random request error with ErrorRate 0.2")
 	}
 	for _, r := range errs {
-		if r.Target == "user" || r.At.D() >= 20*time.Second {
+		if r.Target == "user" || r.At.D() > 20*time.Second {
 			t.Errorf("random error %+v hit the user or came after Until (20s)", r)
 		}
 	}
@@ -454,4 +454,50 @@ func TestRunTraceRoundTripsThroughJSONL(t *testing.T) {
 	if !reflect.DeepEqual(got, tr) {
 		t.Fatal("trace changed through JSONL")
 	}
+}
+
+func TestContractBreakingDuplicatesAndReordersAreLabelled(t *testing.T) {
+	p := plan(sim.Step{At: at(time.Second), Actor: "user", Op: "create", Object: cm("b")})
+	p.Faults.ContractBreaking.DuplicateRate = 1
+	tr := run(t, p)
+	dup := only(t, "duplicate of b", find(tr, func(r sim.Record) bool {
+		return r.Kind == sim.RecFault && r.Fault == sim.FaultDuplicate && r.Name == "b"
+	}))
+	if !dup.ContractBreaking || dup.At.D() != time.Second {
+		t.Errorf("duplicate %+v", dup)
+	}
+	if calls := handlerCalls(tr, "b"); len(calls) != 2 || calls[1].RV != calls[0].RV {
+		t.Errorf("handler calls for b %+v, want the same revision twice", calls)
+	}
+
+	// Swap the two patches of b: the informer sees revision 2 before 1.
+	p = plan(
+		sim.Step{At: at(time.Second), Actor: "user", Op: "create", Object: cm("b")},
+		sim.Step{At: at(2 * time.Second), Actor: "user", Op: "patch", Resource: "configmaps", Namespace: "default", Name: "b", Patch: json.RawMessage(`{"data":{"x":"1"}}`)},
+		sim.Step{At: at(2 * time.Second), Actor: "user", Op: "patch", Resource: "configmaps", Namespace: "default", Name: "b", Patch: json.RawMessage(`{"data":{"x":"2"}}`)},
+	)
+	p.Faults.ContractBreaking.ReorderInStream = true
+	for seed := uint64(1); seed < 50; seed++ {
+		p.Seed = seed
+		tr = run(t, p)
+		reorders := find(tr, func(r sim.Record) bool { return r.Kind == sim.RecFault && r.Fault == sim.FaultReorder && r.Name == "b" })
+		if len(reorders) == 0 {
+			continue
+		}
+		if !reorders[0].ContractBreaking {
+			t.Errorf("reorder not labelled: %+v", reorders[0])
+		}
+		calls := handlerCalls(tr, "b")
+		went := false
+		for i := 1; i < len(calls); i++ {
+			if calls[i].RV < calls[i-1].RV {
+				went = true
+			}
+		}
+		if !went {
+			t.Errorf("seed %d: a reorder was recorded but the handler saw revisions in order: %+v", seed, calls)
+		}
+		return
+	}
+	t.Fatal("no seed in 1..49 reordered b's events")
 }

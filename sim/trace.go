@@ -32,7 +32,11 @@ type RecordKind string
 // The kinds of record. The comment after each names the fields it sets
 // besides Pos, At and Kind.
 const (
-	// Server side (from fakeapi observations).
+	// Server side (from fakeapi observations). Verbs carry their
+	// subresource: "update/status", "patch/status". Writes by the store's
+	// garbage collector have Actor "gc" and ByGC set. Watchers are named
+	// "client/resource#n", n counting that client's watches of that
+	// resource from 1.
 	RecRequest    RecordKind = "request"     // Actor, Verb, Resource, Namespace, Name, Code, Reason, Fault
 	RecWrite      RecordKind = "write"       // Actor, Verb, Resource, Namespace, Name, UID, RV, Object, Owner, ByGC
 	RecList       RecordKind = "list"        // Actor, Resource, Namespace, RV, Lag, Count
@@ -43,7 +47,9 @@ const (
 	RecFault      RecordKind = "fault"       // Actor "faults", Fault, Detail, ContractBreaking, Target (client), and the target's fields (Watcher; Verb, Resource, Namespace, Name, Code)
 	RecCompact    RecordKind = "compact"     // RV
 
-	// Subject side (recorded by subjects through Recorder).
+	// Subject side (recorded by subjects through Recorder). Subjects record
+	// their own sync signals: one RecSignal each time a signal they track
+	// (informer HasSynced, handler HasSynced, their own) flips.
 	RecHandler RecordKind = "handler" // Actor, Handler, EventType (ADDED/MODIFIED/DELETED), Resource, Namespace, Name, UID, RV, OldUID, OldRV, Initial, Tombstone
 	RecSignal  RecordKind = "signal"  // Actor, Signal, Value
 	RecQueue   RecordKind = "queue"   // Actor, Op (add/get/done/forget/requeue), Key
@@ -58,7 +64,10 @@ const (
 	RecCache     RecordKind = "cache"     // Actor, Handler (cache name), Objects: a snapshot of one cache
 	RecNote      RecordKind = "note"      // Actor, Detail: anything else worth showing
 
-	// Run side (recorded by sim itself).
+	// Run side (recorded by sim itself). Faults injected by timeline steps
+	// that the server does not observe itself (hold, release, compact,
+	// stale-replica-on) are RecFault records with Step set; see the Fault*
+	// constants for every fault name.
 	RecStep    RecordKind = "step"    // Step (index into Plan.Steps), Actor, Op, Detail
 	RecCrash   RecordKind = "crash"   // Actor (the subject), Detail
 	RecRestart RecordKind = "restart" // Actor
