@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,12 +26,16 @@ const (
 	// ParamNamespace restricts the informer to one namespace. Default ""
 	// (all namespaces).
 	ParamNamespace = "namespace"
+	// ParamHandlerDelay makes every handler call take this long (a Go
+	// duration), as a slow handler does. Default 0.
+	ParamHandlerDelay = "handlerDelay"
 )
 
 // params are the parsed subject parameters.
 type params struct {
-	workers   int
-	namespace string
+	workers      int
+	namespace    string
+	handlerDelay time.Duration
 }
 
 func parseParams(subject string, p map[string]string) (params, error) {
@@ -45,8 +50,14 @@ func parseParams(subject string, p map[string]string) (params, error) {
 			out.workers = n
 		case ParamNamespace:
 			out.namespace = v
+		case ParamHandlerDelay:
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 {
+				return out, fmt.Errorf("%s: subject parameter %s=%q: want a Go duration of at least 0 (e.g. 100ms)", subject, k, v)
+			}
+			out.handlerDelay = d
 		default:
-			return out, fmt.Errorf("%s: unknown subject parameter %q (known: %s, %s)", subject, k, ParamWorkers, ParamNamespace)
+			return out, fmt.Errorf("%s: unknown subject parameter %q (known: %s, %s, %s)", subject, k, ParamWorkers, ParamNamespace, ParamHandlerDelay)
 		}
 	}
 	return out, nil

@@ -71,6 +71,13 @@ func (s *DeltaFIFOSubject) Start(ctx context.Context, env sim.Env) error {
 	if err != nil {
 		return err
 	}
+	if p.handlerDelay > 0 {
+		// A goroutine waiting for a sync.Mutex is not durably blocked in a
+		// synctest bubble: with the reflector waiting for the FIFO's lock,
+		// a sleep under that lock would stop virtual time for good.
+		return fmt.Errorf("%s: subject parameter %s is not supported: the handler runs under the DeltaFIFO's lock, and sleeping there stops virtual time (use %s)",
+			DeltaFIFOName, ParamHandlerDelay, RealFIFOName)
+	}
 	if env.Name == "" {
 		env.Name = DeltaFIFOName
 	}

@@ -17,9 +17,11 @@
 //     initial list there is no record until the first event): the DeltaFIFO closes
 //     it when the last initial item is popped, before it is processed
 //     (EDGE-CASES 3). Consecutive deletes of one key coalesce and a key keeps
-//     its first queue position (EDGE-CASES 20); a relist shows up as
-//     Replaced deltas (EDGE-CASES 10); an ADD still queued when a relist
-//     misses the object is handled per v0.37.2's DeltaFIFO (EDGE-CASES 9).
+//     its first queue position (EDGE-CASES 20); a relist hands every object
+//     to the handler again as a Replaced delta, resourceVersion unchanged
+//     (EDGE-CASES 10); an ADD still queued when a relist misses the object
+//     is delivered, then tombstoned, as in RealFIFO (EDGE-CASES 9: it leaked
+//     before PR #115620).
 //   - "informer-realfifo" (RealFIFOSubject): the same controller on
 //     cache.NewSharedIndexInformerWithOptions with v0.37.2 defaults
 //     (RealFIFO, AtomicFIFO, WatchList). Workers start when the handler
@@ -33,5 +35,11 @@
 // queue operations, reconciles ("start"/"end"), signals, and cache snapshots
 // (when workers start and whenever a worker leaves the queue empty). Both
 // implement sim.Converger with the mirror controller's desired state.
-// Parameters: workers (1), namespace ("" = all); anything else is an error.
+// Parameters: workers (1), namespace ("" = all), and for informer-realfifo
+// only handlerDelay (Go duration, 0: how long every handler call takes, as a
+// slow handler). legacy-deltafifo refuses handlerDelay: its handler runs
+// under the DeltaFIFO's lock, and in a synctest bubble a goroutine waiting
+// for a sync.Mutex (the reflector, adding the next event) is not durably
+// blocked, so a sleep under that lock stops virtual time for good. Anything
+// else is an error.
 package legacy

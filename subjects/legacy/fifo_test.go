@@ -127,3 +127,82 @@ func TestDeltaFIFOCoalescesAKeyWhileRealFIFOKeepsEveryEvent(t *testing.T) {
 		t.Errorf("RealFIFO popped %v with %v deltas, want [ns/a ns/b ns/a] with [1 1 1]", keys, deltas)
 	}
 }
+
+// handlerLog applies popped Deltas to a store as controller.go's
+// processDeltas does and logs the handler calls it would make.
+type handlerLog struct {
+	store cache.Store
+	calls []string
+}
+
+func (h *handlerLog) process(obj any, _ bool) error {
+	for _, d := range obj.(cache.Deltas) {
+		switch d.Type {
+		case cache.Deleted:
+			if err := h.store.Delete(d.Object); err != nil {
+				return err
+			}
+			call := "DELETE "
+			if tomb, ok := d.Object.(cache.DeletedFinalStateUnknown); ok {
+				call += "tombstone " + tomb.Key
+			} else {
+				key, _ := cache.MetaNamespaceKeyFunc(d.Object)
+				call += key
+			}
+			h.calls = append(h.calls, call)
+		default:
+			key, _ := cache.MetaNamespaceKeyFunc(d.Object)
+			if _, exists, _ := h.store.Get(d.Object); exists {
+				h.calls = append(h.calls, "UPDATE "+key)
+				if err := h.store.Update(d.Object); err != nil {
+					return err
+				}
+				continue
+			}
+			h.calls = append(h.calls, "ADD "+key)
+			if err := h.store.Add(d.Object); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// TestQueuedAddMissingFromARelistIsDeliveredThenTombstoned is EDGE-CASES 9
+// on v0.37.2: an ADD still queued when a relist no longer lists the object
+// used to leak in DeltaFIFO (k/k#115658, fixed by PR #115620). Both FIFOs now
+// deliver the ADD, then a tombstone, and the store ends empty.
+func TestQueuedAddMissingFromARelistIsDeliveredThenTombstoned(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		fifo func(known cache.KeyListerGetter) cache.Queue
+		pops int // DeltaFIFO holds both deltas under one key
+	}{
+		{"DeltaFIFO", func(known cache.KeyListerGetter) cache.Queue {
+			return cache.NewDeltaFIFOWithOptions(cache.DeltaFIFOOptions{KnownObjects: known, EmitDeltaTypeReplaced: true})
+		}, 1},
+		{"RealFIFO", func(known cache.KeyListerGetter) cache.Queue {
+			return cache.NewRealFIFOWithOptions(cache.RealFIFOOptions{KeyFunction: cache.MetaNamespaceKeyFunc, KnownObjects: known})
+		}, 2},
+	} {
+		h := &handlerLog{store: cache.NewStore(cache.DeletionHandlingMetaNamespaceKeyFunc)}
+		q := tc.fifo(h.store)
+		if err := q.Add(st.ConfigMap("ns", "a", "ua", 5, nil)); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Replace(nil, "9"); err != nil { // a deleted meanwhile
+			t.Fatal(err)
+		}
+		for range tc.pops {
+			if _, err := q.Pop(h.process); err != nil {
+				t.Fatalf("%s: Pop: %v", tc.name, err)
+			}
+		}
+		if want := []string{"ADD ns/a", "DELETE tombstone ns/a"}; !slices.Equal(h.calls, want) {
+			t.Errorf("%s: handler calls %q, want %q", tc.name, h.calls, want)
+		}
+		if keys := h.store.ListKeys(); len(keys) != 0 {
+			t.Errorf("%s: store holds %v after the relist, want nothing", tc.name, keys)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package legacy
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -47,6 +48,8 @@ type RealFIFOSubject struct {
 	informer cache.SharedIndexInformer
 	reg      cache.ResourceEventHandlerRegistration
 	workers  *mirror.Workers
+	// handlerDelay is how long each handler call takes (ParamHandlerDelay).
+	handlerDelay time.Duration
 }
 
 var (
@@ -87,6 +90,7 @@ func (s *RealFIFOSubject) Start(ctx context.Context, env sim.Env) error {
 		env.Name = RealFIFOName
 	}
 	s.env = env
+	s.handlerDelay = p.handlerDelay
 	s.h = newHandlerRecorder(env.Rec, env.Name, RealFIFOName)
 	lw := lwAdapter{ListerWatcherWithContext: env.ListerWatcher(mirror.GVR, p.namespace), ctx: ctx}
 	s.informer = cache.NewSharedIndexInformerWithOptions(lw, &corev1.ConfigMap{}, cache.SharedIndexInformerOptions{ObjectDescription: "configmaps"})
@@ -129,6 +133,9 @@ func (s *RealFIFOSubject) Start(ctx context.Context, env sim.Env) error {
 func (s *RealFIFOSubject) handle(t watch.EventType, obj, old any, initial bool, detail string) {
 	s.h.flip(SignalInformerSynced, cache.IsDone(s.informer.HasSyncedChecker()), "sampled in the handler")
 	ns, name := s.h.call(t, obj, old, initial, detail)
+	if s.handlerDelay > 0 {
+		time.Sleep(s.handlerDelay)
+	}
 	s.workers.Add(mirror.SourceKey(ns, name))
 }
 

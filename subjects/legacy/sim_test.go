@@ -109,3 +109,61 @@ func TestDeltaFIFOUnderSimIsSyncedBeforeItsLastInitialItemIsHandled(t *testing.T
 		t.Errorf("handler-synced %+v, want one record after the last initial handler call at %d", hs, last.Pos)
 	}
 }
+
+// TestRelistRedeliversEveryObjectAsAnUpdateWithItsResourceVersionUnchanged
+// is EDGE-CASES 10: the subject's watch expires with nothing changed; the
+// relist hands every cached object to the handler again as an update whose
+// resourceVersion did not move: a Replaced delta in the DeltaFIFO subject,
+// and in the RealFIFO subject an OnUpdate that sharedIndexInformer.OnUpdate
+// treats as a resync, delivered because the handler's resync period is 0.
+func TestRelistRedeliversEveryObjectAsAnUpdateWithItsResourceVersionUnchanged(t *testing.T) {
+	for _, tc := range []struct{ name, detail string }{
+		{DeltaFIFOName, "delta Replaced"},
+		{RealFIFOName, "OnUpdate (same resourceVersion: resync or relist)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := st.Run(t, &sim.Plan{Version: sim.PlanVersion, Seed: 1, Subject: tc.name,
+				Objects: []json.RawMessage{st.CM("a", nil)},
+				Steps:   []sim.Step{{At: st.At(3 * time.Second), Actor: "faults", Op: "expire", Resource: "configmaps", Target: tc.name}},
+			})
+			var names []string
+			for _, r := range st.Find(tr, func(r sim.Record) bool {
+				return r.Kind == sim.RecHandler && r.At.D() >= 3*time.Second
+			}) {
+				if r.EventType != "MODIFIED" || r.RV != r.OldRV || r.UID != r.OldUID || r.Detail != tc.detail {
+					t.Errorf("after the relist: %s %s rv %d (old %d) %q; want MODIFIED with the same rv, %q", r.EventType, r.Name, r.RV, r.OldRV, r.Detail, tc.detail)
+				}
+				names = append(names, r.Name)
+			}
+			slices.Sort(names)
+			if !slices.Equal(names, []string{"a", "a-mirror"}) {
+				t.Errorf("handler calls after the relist for %v, want [a a-mirror]", names)
+			}
+		})
+	}
+}
+
+// TestSlowHandlerLagsBehindTheStoresSyncSignal is EDGE-CASES 1: with every
+// handler call taking 100ms, the RealFIFO subject's store is synced at once
+// while its handler-synced signal comes only when the third initial call
+// returns (300ms), and the workers wait for the latter.
+func TestSlowHandlerLagsBehindTheStoresSyncSignal(t *testing.T) {
+	tr := st.Run(t, &sim.Plan{Version: sim.PlanVersion, Seed: 1, Subject: RealFIFOName,
+		Objects:       []json.RawMessage{st.CM("a", nil), st.CM("b", nil), st.CM("c", nil)},
+		SubjectParams: map[string]string{ParamHandlerDelay: "100ms"}})
+	firstTrue := func(signal string) time.Duration {
+		t.Helper()
+		recs := st.Find(tr, func(r sim.Record) bool { return r.Kind == sim.RecSignal && r.Signal == signal && r.Value })
+		if len(recs) == 0 {
+			t.Fatalf("no %s=true record", signal)
+		}
+		return recs[0].At.D()
+	}
+	if informer, handler := firstTrue(SignalInformerSynced), firstTrue(SignalHandlerSynced); informer > 100*time.Millisecond || handler != 300*time.Millisecond {
+		t.Errorf("informer-synced at %s, handler-synced at %s; want <= 100ms and 300ms", informer, handler)
+	}
+	start := st.Find(tr, func(r sim.Record) bool { return r.Kind == sim.RecNote && strings.HasPrefix(r.Detail, "workers start") })
+	if len(start) != 1 || start[0].At.D() != 300*time.Millisecond {
+		t.Errorf("workers started %+v, want once at 300ms", start)
+	}
+}

@@ -128,5 +128,14 @@ func TestStartRejectsBadParametersByName(t *testing.T) {
 		if err := s.Start(t.Context(), sim.Env{}); err == nil {
 			t.Errorf("%T: Start with an empty Env succeeded", s)
 		}
+		if err := s.Start(t.Context(), sim.Env{Kube: fake.NewClientset(), Rec: st.NewRecorder(), Params: map[string]string{ParamHandlerDelay: "-1s"},
+			ListerWatcher: func(schema.GroupVersionResource, string) cache.ListerWatcherWithContext { return &st.LW{} }}); err == nil {
+			t.Errorf("%T: Start with a negative handlerDelay succeeded", s)
+		}
+	}
+	err := NewDeltaFIFO().Start(t.Context(), sim.Env{Kube: fake.NewClientset(), Rec: st.NewRecorder(), Params: map[string]string{ParamHandlerDelay: "1s"},
+		ListerWatcher: func(schema.GroupVersionResource, string) cache.ListerWatcherWithContext { return &st.LW{} }})
+	if err == nil || !strings.Contains(err.Error(), "stops virtual time") {
+		t.Errorf("DeltaFIFO subject with a handlerDelay: err %v, want the explanation", err)
 	}
 }
