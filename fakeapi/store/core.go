@@ -261,8 +261,8 @@ func (s *Store) Objects() []Event {
 	var out []Event
 	for _, res := range s.Resources() {
 		r := s.res[res.GVR]
-		for _, k := range r.sortedKeys() {
-			obj := r.decode(r.objects[k])
+		for _, it := range r.sortedItems() {
+			obj := r.decode(it.data)
 			out = append(out, Event{Type: watch.Added, GVR: r.GVR, Object: obj, RV: objectRV(obj)})
 		}
 	}
@@ -315,16 +315,16 @@ func (s *Store) commit(r *resState, key string, obj, prev runtime.Object, verb, 
 		ev.Type, ev.Object = watch.Deleted, last
 		h.typ, h.data = watch.Deleted, prevData
 		delete(r.objects, key)
-		r.keysDirty = true
+		r.setSorted(key, nil, false)
 	} else {
 		mustAccessor(obj).SetResourceVersion(rvs)
 		ev.Type, ev.Object = watch.Modified, obj
 		if prev == nil {
 			ev.Type = watch.Added
-			r.keysDirty = true
 		}
 		h.typ, h.data = ev.Type, r.encode(obj)
 		r.objects[key] = h.data
+		r.setSorted(key, h.data, prev == nil)
 	}
 	s.index(r, key, prev, obj)
 	s.hist = append(s.hist, h)

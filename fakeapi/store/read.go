@@ -60,19 +60,22 @@ type item struct {
 }
 
 // snapshotAt returns the objects of r in namespace ns ("" for all) as they
-// were at revision at (compacted <= at <= rv), sorted by key.
+// were at revision at (compacted <= at <= rv), sorted by key. The result is
+// valid until the next write.
 func (s *Store) snapshotAt(r *resState, ns string, at int64) []item {
-	keys := r.sortedKeys()
-	lo, hi := 0, len(keys)
+	cur := r.sortedItems()
+	lo, hi := 0, len(cur)
 	if r.Namespaced && ns != "" {
-		lo = sort.SearchStrings(keys, ns+"/")
-		hi = sort.SearchStrings(keys, ns+"0") // '0' follows '/'
+		lo = sort.Search(len(cur), func(i int) bool { return cur[i].key >= ns+"/" })
+		hi = sort.Search(len(cur), func(i int) bool { return cur[i].key >= ns+"0" }) // '0' follows '/'
+	}
+	if at == s.rv {
+		return cur[lo:hi:hi]
 	}
 	inNS := func(key string) bool { return !r.Namespaced || ns == "" || strings.HasPrefix(key, ns+"/") }
 	// overrides: the state at `at` of every key written after it.
-	var overrides map[string][]byte
-	if at < s.rv {
-		overrides = map[string][]byte{}
+	overrides := map[string][]byte{}
+	{
 		for i := int(at - s.compacted); i < len(s.hist); i++ {
 			h := &s.hist[i]
 			if _, seen := overrides[h.key]; !seen && h.res == r && inNS(h.key) {
@@ -81,14 +84,14 @@ func (s *Store) snapshotAt(r *resState, ns string, at int64) []item {
 		}
 	}
 	out := make([]item, 0, hi-lo)
-	for _, k := range keys[lo:hi] {
-		if o, ok := overrides[k]; ok {
+	for _, it := range cur[lo:hi] {
+		if o, ok := overrides[it.key]; ok {
 			if o != nil {
-				out = append(out, item{k, o})
+				out = append(out, item{it.key, o})
 			}
 			continue
 		}
-		out = append(out, item{k, r.objects[k]})
+		out = append(out, it)
 	}
 	var extra []item
 	for k, o := range overrides {

@@ -202,9 +202,10 @@ type resState struct {
 	// objects holds the current state of every object by key (objectKey),
 	// encoded (see encode).
 	objects map[string][]byte
-	// keys caches the sorted keys of objects; keysDirty says it is stale.
-	keys      []string
-	keysDirty bool
+	// sorted caches objects sorted by key (kept up to date in place by
+	// updates and appending creates; sortedDirty says it must be rebuilt).
+	sorted      []item
+	sortedDirty bool
 	// fieldLabels are the field labels field selectors may use.
 	fieldLabels map[string]bool
 }
@@ -216,17 +217,38 @@ func (r *resState) groupResource() schema.GroupResource { return r.GVR.GroupReso
 // ns empty for cluster-scoped resources. Keys sort by namespace, then name.
 func objectKey(ns, name string) string { return ns + "/" + name }
 
-// sortedKeys returns the keys of the resource's current objects, sorted.
-func (r *resState) sortedKeys() []string {
-	if r.keysDirty {
-		r.keys = r.keys[:0]
-		for k := range r.objects {
-			r.keys = append(r.keys, k)
+// sortedItems returns the resource's current objects sorted by key. The
+// slice is the cache itself: valid until the next write.
+func (r *resState) sortedItems() []item {
+	if r.sortedDirty {
+		r.sorted = r.sorted[:0]
+		for k, data := range r.objects {
+			r.sorted = append(r.sorted, item{k, data})
 		}
-		sort.Strings(r.keys)
-		r.keysDirty = false
+		sort.Slice(r.sorted, func(i, j int) bool { return r.sorted[i].key < r.sorted[j].key })
+		r.sortedDirty = false
 	}
-	return r.keys
+	return r.sorted
+}
+
+// setSorted keeps the sorted cache up to date for a write of key (data nil
+// for a delete).
+func (r *resState) setSorted(key string, data []byte, created bool) {
+	if r.sortedDirty {
+		return
+	}
+	n := len(r.sorted)
+	switch {
+	case data == nil:
+		r.sortedDirty = true
+	case created && (n == 0 || r.sorted[n-1].key < key):
+		r.sorted = append(r.sorted, item{key, data}) // names in increasing order stay cheap
+	case created:
+		r.sortedDirty = true
+	default:
+		i := sort.Search(n, func(i int) bool { return r.sorted[i].key >= key })
+		r.sorted[i].data = data
+	}
 }
 
 // newObject returns an empty object of the resource's kind, with its
