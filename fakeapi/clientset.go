@@ -3,11 +3,13 @@ package fakeapi
 import (
 	"context"
 	"fmt"
+	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -81,8 +83,10 @@ func (c *Client) FakeClientset() *Clientset {
 
 // Dynamic returns a dynamic client (client-go's dynamic fake) sending every
 // action to this client. Objects are *unstructured.Unstructured, watches
-// included. Every resource served when Dynamic is called can be listed;
-// register CRDs before calling it.
+// included. Lists of resources the server did not serve when Dynamic was
+// called (CRDs registered later, unknown resources) bypass the fake, whose
+// List panics on resources it was not told about, and go to the server
+// directly (they are then missing from Actions()).
 func (c *Client) Dynamic() dynamic.Interface {
 	sch := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(sch)
@@ -93,7 +97,7 @@ func (c *Client) Dynamic() dynamic.Interface {
 	d := fakedynamic.NewSimpleDynamicClientWithCustomListKinds(sch, kinds)
 	d.PrependReactor("*", "*", c.react(true))
 	d.PrependWatchReactor("*", c.reactWatch(true))
-	return &DynamicClient{FakeDynamicClient: d}
+	return &DynamicClient{FakeDynamicClient: d, client: c, listKinds: kinds}
 }
 
 // DynamicClient is client-go's fake dynamic client served by a cachelab
@@ -101,9 +105,62 @@ func (c *Client) Dynamic() dynamic.Interface {
 // so dynamic informers use WatchList when the client-go gate is on.
 type DynamicClient struct {
 	*fakedynamic.FakeDynamicClient
+	client    *Client
+	listKinds map[schema.GroupVersionResource]string
 }
 
 var _ dynamic.Interface = (*DynamicClient)(nil)
+
+// Resource returns the client of one resource.
+func (d *DynamicClient) Resource(gvr schema.GroupVersionResource) dynamic.NamespaceableResourceInterface {
+	inner := d.FakeDynamicClient.Resource(gvr)
+	if _, ok := d.listKinds[gvr]; ok {
+		return inner
+	}
+	return &unlistedResource{NamespaceableResourceInterface: inner, c: d.client, gvr: gvr}
+}
+
+// unlistedResource serves List for a resource the dynamic fake was not
+// built with (its List would panic) straight from the server.
+type unlistedResource struct {
+	dynamic.NamespaceableResourceInterface
+	c   *Client
+	gvr schema.GroupVersionResource
+}
+
+func (r *unlistedResource) Namespace(ns string) dynamic.ResourceInterface {
+	return &unlistedNamespacedResource{ResourceInterface: r.NamespaceableResourceInterface.Namespace(ns), c: r.c, gvr: r.gvr, ns: ns}
+}
+
+func (r *unlistedResource) List(ctx context.Context, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	return listUnstructured(ctx, r.c, r.gvr, "", opts)
+}
+
+type unlistedNamespacedResource struct {
+	dynamic.ResourceInterface
+	c   *Client
+	gvr schema.GroupVersionResource
+	ns  string
+}
+
+func (r *unlistedNamespacedResource) List(ctx context.Context, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	return listUnstructured(ctx, r.c, r.gvr, r.ns, opts)
+}
+
+func listUnstructured(ctx context.Context, c *Client, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	obj, err := c.List(ctx, gvr, ns, opts)
+	if err != nil {
+		return nil, err
+	}
+	if l, ok := obj.(*unstructured.UnstructuredList); ok {
+		return l, nil
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	return (&unstructured.Unstructured{Object: m}).ToList()
+}
 
 // IsWatchListSemanticsUnSupported reports false: the server implements
 // WatchList.
@@ -277,14 +334,23 @@ func (t *ObjectTracker) Update(gvr schema.GroupVersionResource, obj runtime.Obje
 }
 
 // Patch stores obj, the result of a patch applied by the caller (that is
-// how testing.ObjectReaction uses a tracker), as an update.
+// how testing.ObjectReaction uses a tracker), as an update, and then sets
+// obj to the stored state (new resourceVersion included), because
+// ObjectReaction returns obj itself to the client.
 func (t *ObjectTracker) Patch(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.PatchOptions) error {
 	var o metav1.UpdateOptions
 	if len(opts) > 0 {
 		o = metav1.UpdateOptions{DryRun: opts[0].DryRun, FieldManager: opts[0].FieldManager}
 	}
-	_, err := t.c.Update(context.Background(), gvr, ns, obj, o)
-	return err
+	stored, err := t.c.Update(context.Background(), gvr, ns, obj, o)
+	if err != nil {
+		return err
+	}
+	dst, src := reflect.ValueOf(obj), reflect.ValueOf(stored)
+	if dst.Kind() == reflect.Pointer && dst.Type() == src.Type() && !dst.IsNil() {
+		dst.Elem().Set(src.Elem())
+	}
+	return nil
 }
 
 // Apply is not served: server-side apply is outside cachelab's server.

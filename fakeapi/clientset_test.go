@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
@@ -191,5 +192,64 @@ func TestDynamicClientServesCRDsAsUnstructured(t *testing.T) {
 		cancel()
 		factory.Shutdown()
 		time.Sleep(time.Second)
+	})
+}
+
+// TestDynamicClientListsCRDsRegisteredLaterAndUnknownResources: a dynamic
+// client made before a CRD is registered lists it, and an unknown resource
+// is a 404, not the dynamic fake's panic.
+func TestDynamicClientListsCRDsRegisteredLaterAndUnknownResources(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, _ := newServer(t, fakeapi.Options{})
+		c := s.Client("test")
+		mustNamespace(t, c, "a")
+		dc := c.Dynamic()
+		gvr := schema.GroupVersionResource{Group: "cachelab.dev", Version: "v1", Resource: "widgets"}
+		if _, err := dc.Resource(gvr).Namespace("a").List(t.Context(), metav1.ListOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("list of an unserved resource: err = %v, want 404", err)
+		}
+		if err := s.RegisterCRD(fakeapi.ResourceInfo{GVR: gvr, Kind: "Widget", ListKind: "WidgetList", Namespaced: true}); err != nil {
+			t.Fatal(err)
+		}
+		w := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "cachelab.dev/v1", "kind": "Widget", "metadata": map[string]any{"name": "w1"},
+		}}
+		if _, err := dc.Resource(gvr).Namespace("a").Create(t.Context(), w, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		list, err := dc.Resource(gvr).Namespace("a").List(t.Context(), metav1.ListOptions{})
+		if err != nil || len(list.Items) != 1 || list.Items[0].GetName() != "w1" || list.GetResourceVersion() == "" {
+			t.Errorf("list = %v, %v; want w1 with a resourceVersion", list, err)
+		}
+	})
+}
+
+// TestObjectTrackerServesClientGoObjectReaction: the tracker plugged into
+// client-go's own testing.ObjectReaction gives a fake clientset real
+// resourceVersions, patches and 404s.
+func TestObjectTrackerServesClientGoObjectReaction(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tracker := fakeapi.NewServer(fakeapi.Options{}).Client("user").ObjectTracker()
+		cs := fake.NewSimpleClientset()
+		cs.PrependReactor("*", "*", clienttesting.ObjectReaction(tracker))
+		ctx := t.Context()
+		if err := tracker.Add(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "a"}}); err != nil {
+			t.Fatal(err)
+		}
+		cms := cs.CoreV1().ConfigMaps("default")
+		a, err := cms.Get(ctx, "a", metav1.GetOptions{})
+		if err != nil || a.ResourceVersion == "" || a.UID == "" {
+			t.Fatalf("get = %v, %v; want a stored object with uid and resourceVersion", a, err)
+		}
+		patched, err := cms.Patch(ctx, "a", types.MergePatchType, []byte(`{"data":{"k":"v"}}`), metav1.PatchOptions{})
+		if err != nil || patched.Data["k"] != "v" || patched.ResourceVersion == a.ResourceVersion {
+			t.Errorf("patch = %v, %v; want data k=v at a new resourceVersion", patched, err)
+		}
+		if _, err := cms.Update(ctx, a, metav1.UpdateOptions{}); !apierrors.IsConflict(err) {
+			t.Errorf("update of the stale copy: err = %v, want 409", err)
+		}
+		if err := cms.Delete(ctx, "missing", metav1.DeleteOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("delete missing: err = %v, want 404", err)
+		}
 	})
 }
