@@ -347,3 +347,26 @@ func TestWatchListSendsInitialEventsThenTheEndBookmark(t *testing.T) {
 	_, _, err = s.WatchStart(configmapsGVR, "ns", metav1.ListOptions{ResourceVersion: "abc"}, 0)
 	assertStatus(t, err, 422, metav1.StatusReasonInvalid)
 }
+
+func TestWatchFromAListsRevisionReplaysADeletionInBetween(t *testing.T) {
+	// The fake clientset loses this deletion (k/k#141528); the store must not.
+	s, _ := newTestStore(t, 0)
+	mustCreate(t, s, configmapsGVR, "ns", cm("", "a", nil))
+	list, _, err := s.List(configmapsGVR, "ns", metav1.ListOptions{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Delete(configmapsGVR, "ns", "a", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	evs, start, err := s.WatchStart(configmapsGVR, "ns", metav1.ListOptions{ResourceVersion: listRV(t, list), AllowWatchBookmarks: true}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]eventSummary{{watch.Deleted, "a", 3, false}}, summarize(t, evs)); diff != "" || start != 3 {
+		t.Errorf("watch from the list's RV %s: start %d, events (-want +got):\n%s", listRV(t, list), start, diff)
+	}
+	if evs[0].Prev == nil || rvOf(t, evs[0].Prev) != 2 {
+		t.Errorf("replayed DELETED event lacks its previous state")
+	}
+}
