@@ -1,0 +1,682 @@
+// Package http serves a fakeapi.Server over HTTP, as kube-apiserver's REST
+// API, so that unmodified clients (client-go's typed clientset, the dynamic
+// client, informers, controller-runtime, kubectl) talk to it.
+//
+// NewHandler returns the http.Handler: Kubernetes REST paths for every
+// served resource (core /api/v1/..., groups /apis/G/V/..., namespaced and
+// cluster-scoped, the status subresource), discovery (/api, /apis,
+// /api/v1, /apis/G, /apis/G/V), /version, metav1.Status bodies on every
+// error, watches streamed as metav1.WatchEvent frames. Every request is made
+// through a fakeapi.Client named after the caller (the X-Cachelab-Client
+// header, else the User-Agent's product), so the server's Hooks and
+// Observer see HTTP requests exactly as in-process ones.
+//
+// Pipe is an in-memory transport (no socket, no background goroutine) whose
+// rest.Config lets client-go run inside a testing/synctest bubble.
+//
+// Content negotiation, as kube-apiserver does it for the cases clients use:
+//   - JSON (application/json) and YAML (application/yaml) for everything;
+//   - protobuf (application/vnd.kubernetes.protobuf) for built-in kinds and
+//     Status; for custom resources and discovery a protobuf-only Accept gets
+//     406 NotAcceptable, and client-go's default Accept
+//     ("application/vnd.kubernetes.protobuf, */*") falls back to JSON;
+//   - as=Table;g=meta.k8s.io;v=v1 (kubectl get): a metav1.Table with Name
+//     and Age columns;
+//   - aggregated discovery (as=APIGroupDiscoveryList) is not served: that
+//     clause is skipped, so client-go's discovery falls back to the plain
+//     JSON clause it always adds (legacy discovery).
+//
+// Patch content types: merge, JSON patch and strategic merge (built-ins);
+// server-side apply (application/apply-patch+yaml) gets 415.
+package http
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	nethttp "net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer/json"
+	"k8s.io/apimachinery/pkg/types"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/clock"
+
+	"github.com/cachelab/cachelab/fakeapi"
+)
+
+// ClientHeader is the request header naming the client for hooks and
+// observers. Without it the client is named after the User-Agent's product
+// token (the part before the first "/"), or DefaultClient.
+const ClientHeader = "X-Cachelab-Client"
+
+// DefaultClient names requests that carry neither ClientHeader nor a
+// User-Agent.
+const DefaultClient = "http"
+
+// MaxBodyBytes is the largest request body accepted (kube-apiserver's
+// default limit is 3 MiB); larger bodies get 413.
+const MaxBodyBytes = 3 << 20
+
+// Options configures the handler. The zero value is usable.
+type Options struct {
+	// Clock gives "now" for the Age column of tables. Optional; default
+	// clock.RealClock{} (virtual inside a synctest bubble).
+	Clock clock.PassiveClock
+	// Version is what /version answers. Optional; default DefaultVersion.
+	Version *version.Info
+}
+
+// DefaultVersion is what /version answers by default: the Kubernetes
+// version of the client-go the lab is built with.
+var DefaultVersion = version.Info{
+	Major:      "1",
+	Minor:      "37",
+	GitVersion: "v1.37.2-cachelab",
+	Platform:   "fakeapi/http",
+}
+
+// handler is the http.Handler returned by NewHandler.
+type handler struct {
+	srv     *fakeapi.Server
+	clock   clock.PassiveClock
+	version version.Info
+	// optionsDecoder decodes DeleteOptions bodies of any apiVersion (v1,
+	// meta.k8s.io/v1, a group's version) straight into the Go type.
+	optionsDecoder runtime.Decoder
+}
+
+// NewHandler returns an http.Handler serving srv's resources as
+// kube-apiserver does. It holds no goroutine of its own; a watch request
+// holds its handler call until the watch ends (its timeoutSeconds, a
+// server-side close, or the request's context).
+func NewHandler(srv *fakeapi.Server, opts Options) nethttp.Handler {
+	h := &handler{srv: srv, clock: opts.Clock, version: DefaultVersion}
+	if h.clock == nil {
+		h.clock = clock.RealClock{}
+	}
+	if opts.Version != nil {
+		h.version = *opts.Version
+	}
+	empty := runtime.NewScheme()
+	h.optionsDecoder = json.NewSerializerWithOptions(json.DefaultMetaFactory, empty, empty, json.SerializerOptions{Yaml: false})
+	return h
+}
+
+// clientName names the caller of r.
+func clientName(r *nethttp.Request) string {
+	if c := strings.TrimSpace(r.Header.Get(ClientHeader)); c != "" {
+		return c
+	}
+	ua := strings.TrimSpace(r.UserAgent())
+	if i := strings.IndexAny(ua, "/ "); i >= 0 {
+		ua = ua[:i]
+	}
+	if ua == "" {
+		return DefaultClient
+	}
+	return ua
+}
+
+// request is one parsed REST request.
+type request struct {
+	r      *nethttp.Request
+	client *fakeapi.Client
+	res    fakeapi.ResourceInfo
+	gvr    schema.GroupVersionResource
+	ns     string
+	name   string
+	sub    string
+	// typed is true when the resource's kind has a Go type (built-ins).
+	typed bool
+}
+
+// ServeHTTP routes r.
+func (h *handler) ServeHTTP(w nethttp.ResponseWriter, r *nethttp.Request) {
+	path := strings.TrimSuffix(r.URL.Path, "/")
+	segs := splitPath(path)
+	switch {
+	case path == "/version":
+		h.writeJSON(w, r, nethttp.StatusOK, &h.version)
+		return
+	case path == "/healthz" || path == "/readyz" || path == "/livez":
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(nethttp.StatusOK)
+		_, _ = io.WriteString(w, "ok")
+		return
+	case len(segs) >= 1 && segs[0] == "api":
+		if len(segs) == 1 {
+			h.serveDiscovery(w, r, h.apiVersions(r))
+			return
+		}
+		if segs[1] != "v1" {
+			h.writeError(w, r, notFound())
+			return
+		}
+		h.serveGroupVersion(w, r, schema.GroupVersion{Version: "v1"}, segs[2:])
+		return
+	case len(segs) >= 1 && segs[0] == "apis":
+		switch len(segs) {
+		case 1:
+			h.serveDiscovery(w, r, h.apiGroupList())
+			return
+		case 2:
+			g, ok := h.apiGroup(segs[1])
+			if !ok {
+				h.writeError(w, r, notFound())
+				return
+			}
+			h.serveDiscovery(w, r, g)
+			return
+		}
+		if segs[1] == "" {
+			h.writeError(w, r, notFound())
+			return
+		}
+		h.serveGroupVersion(w, r, schema.GroupVersion{Group: segs[1], Version: segs[2]}, segs[3:])
+		return
+	}
+	h.writeError(w, r, notFound())
+}
+
+// splitPath splits a URL path into its segments ("" has none).
+func splitPath(p string) []string {
+	p = strings.TrimPrefix(p, "/")
+	if p == "" {
+		return nil
+	}
+	return strings.Split(p, "/")
+}
+
+// notFound is kube-apiserver's answer for a path it has no route for.
+func notFound() error {
+	return apierrors.NewGenericServerResponse(nethttp.StatusNotFound, "", schema.GroupResource{}, "", "", 0, false)
+}
+
+// serveGroupVersion serves /api/v1/... and /apis/G/V/... (rest is what
+// follows the group version).
+func (h *handler) serveGroupVersion(w nethttp.ResponseWriter, r *nethttp.Request, gv schema.GroupVersion, rest []string) {
+	resources := h.resourcesOf(gv)
+	if len(resources) == 0 {
+		h.writeError(w, r, notFound())
+		return
+	}
+	if len(rest) == 0 {
+		h.serveDiscovery(w, r, h.apiResourceList(gv, resources))
+		return
+	}
+	req := &request{r: r}
+	// /namespaces/{ns}/{resource}/... unless it is the namespace itself
+	// (/namespaces/{name}/status).
+	if rest[0] == "namespaces" && len(rest) >= 3 && rest[2] != "status" && rest[2] != "finalize" {
+		req.ns = rest[1]
+		rest = rest[2:]
+		if req.ns == "" {
+			h.writeError(w, r, notFound())
+			return
+		}
+	}
+	var found bool
+	for _, res := range resources {
+		if res.GVR.Resource == rest[0] {
+			req.res, found = res, true
+			break
+		}
+	}
+	if !found || len(rest) > 3 {
+		h.writeError(w, r, notFound())
+		return
+	}
+	req.gvr = req.res.GVR
+	if len(rest) >= 2 {
+		req.name = rest[1]
+		if req.name == "" {
+			h.writeError(w, r, notFound())
+			return
+		}
+	}
+	if len(rest) == 3 {
+		req.sub = rest[2]
+		if req.sub != "status" || !req.res.HasStatus {
+			h.writeError(w, r, notFound())
+			return
+		}
+	}
+	if req.res.Namespaced && req.ns == "" && req.name != "" {
+		// Namespaced objects are only addressed under /namespaces/{ns}.
+		h.writeError(w, r, notFound())
+		return
+	}
+	if !req.res.Namespaced && req.ns != "" {
+		h.writeError(w, r, notFound())
+		return
+	}
+	req.typed = scheme.Scheme.Recognizes(req.gvr.GroupVersion().WithKind(req.res.Kind))
+	req.client = h.srv.Client(clientName(r))
+	h.serveResource(w, req)
+}
+
+// resourcesOf returns the served resources of one group version.
+func (h *handler) resourcesOf(gv schema.GroupVersion) []fakeapi.ResourceInfo {
+	var out []fakeapi.ResourceInfo
+	for _, res := range h.srv.Resources() {
+		if res.GVR.GroupVersion() == gv {
+			out = append(out, res)
+		}
+	}
+	return out
+}
+
+// serveResource dispatches a resource request on its method.
+func (h *handler) serveResource(w nethttp.ResponseWriter, req *request) {
+	r := req.r
+	ctx := r.Context()
+	gr := req.gvr.GroupResource()
+	collection := req.name == ""
+	switch r.Method {
+	case nethttp.MethodGet:
+		if collection {
+			var opts metav1.ListOptions
+			if err := decodeQuery(r, &opts); err != nil {
+				h.writeError(w, r, err)
+				return
+			}
+			if opts.Watch {
+				h.serveWatch(w, req, opts)
+				return
+			}
+			obj, err := req.client.List(ctx, req.gvr, req.ns, opts)
+			h.respond(w, req, nethttp.StatusOK, obj, err)
+			return
+		}
+		var opts metav1.GetOptions
+		if err := decodeQuery(r, &opts); err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+		obj, err := req.client.Get(ctx, req.gvr, req.ns, req.name, opts)
+		h.respond(w, req, nethttp.StatusOK, obj, err)
+	case nethttp.MethodPost:
+		if !collection {
+			h.writeError(w, r, apierrors.NewMethodNotSupported(gr, "create"))
+			return
+		}
+		var opts metav1.CreateOptions
+		if err := decodeQuery(r, &opts); err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+		obj, err := h.decodeObject(req)
+		if err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+		if err := checkIdentity(req, obj, false); err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+		out, err := req.client.Create(ctx, req.gvr, req.ns, obj, opts)
+		h.respond(w, req, nethttp.StatusCreated, out, err)
+	case nethttp.MethodPut:
+		if collection {
+			h.writeError(w, r, apierrors.NewMethodNotSupported(gr, "update"))
+			return
+		}
+		var opts metav1.UpdateOptions
+		if err := decodeQuery(r, &opts); err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+		obj, err := h.decodeObject(req)
+		if err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+		if err := checkIdentity(req, obj, true); err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+		var out runtime.Object
+		if req.sub == "status" {
+			out, err = req.client.UpdateStatus(ctx, req.gvr, req.ns, obj, opts)
+		} else {
+			out, err = req.client.Update(ctx, req.gvr, req.ns, obj, opts)
+		}
+		h.respond(w, req, nethttp.StatusOK, out, err)
+	case nethttp.MethodPatch:
+		if collection {
+			h.writeError(w, r, apierrors.NewMethodNotSupported(gr, "patch"))
+			return
+		}
+		var opts metav1.PatchOptions
+		if err := decodeQuery(r, &opts); err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+		body, err := readBody(r)
+		if err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+		pt := types.PatchType(mediaTypeOf(r.Header.Get("Content-Type")))
+		var subs []string
+		if req.sub != "" {
+			subs = []string{req.sub}
+		}
+		out, err := req.client.Patch(ctx, req.gvr, req.ns, req.name, pt, body, opts, subs...)
+		h.respond(w, req, nethttp.StatusOK, out, err)
+	case nethttp.MethodDelete:
+		if req.sub != "" {
+			h.writeError(w, r, apierrors.NewMethodNotSupported(schema.GroupResource{Group: gr.Group, Resource: gr.Resource + "/" + req.sub}, "delete"))
+			return
+		}
+		opts, err := h.deleteOptions(r)
+		if err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+		if collection {
+			var lo metav1.ListOptions
+			if err := decodeQuery(r, &lo); err != nil {
+				h.writeError(w, r, err)
+				return
+			}
+			err := req.client.DeleteCollection(ctx, req.gvr, req.ns, opts, lo)
+			h.respondStatusSuccess(w, req, "", err)
+			return
+		}
+		out, err := req.client.DeleteWithResult(ctx, req.gvr, req.ns, req.name, opts)
+		if err == nil && out != nil {
+			if m, merr := meta.Accessor(out); merr == nil && m.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) > 0 {
+				// Still there (finalizers): kube-apiserver answers the object.
+				h.respond(w, req, nethttp.StatusOK, out, nil)
+				return
+			}
+		}
+		h.respondStatusSuccess(w, req, types.UID(uidOf(out)), err)
+	default:
+		h.writeError(w, r, apierrors.NewMethodNotSupported(gr, strings.ToLower(r.Method)))
+	}
+}
+
+// uidOf returns obj's UID, or "".
+func uidOf(obj runtime.Object) string {
+	if obj == nil {
+		return ""
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return ""
+	}
+	return string(m.GetUID())
+}
+
+// respondStatusSuccess answers a delete with a Success Status (or err).
+func (h *handler) respondStatusSuccess(w nethttp.ResponseWriter, req *request, uid types.UID, err error) {
+	if err != nil {
+		h.writeError(w, req.r, err)
+		return
+	}
+	st := &metav1.Status{
+		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   metav1.StatusSuccess,
+		Details: &metav1.StatusDetails{
+			Name:  req.name,
+			Group: req.gvr.Group,
+			Kind:  req.gvr.Resource,
+			UID:   uid,
+		},
+	}
+	h.writeObject(w, req, nethttp.StatusOK, st)
+}
+
+// decodeQuery decodes r's query parameters into opts (ListOptions,
+// GetOptions, ...) with client-go's parameter codec (metav1's url.Values conversions); a malformed value is 400.
+func decodeQuery(r *nethttp.Request, opts runtime.Object) error {
+	if err := scheme.ParameterCodec.DecodeParameters(r.URL.Query(), schema.GroupVersion{Version: "v1"}, opts); err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("invalid query parameters: %v", err))
+	}
+	return nil
+}
+
+// readBody reads the request body, refusing more than MaxBodyBytes.
+func readBody(r *nethttp.Request) ([]byte, error) {
+	if r.Body == nil {
+		return nil, nil
+	}
+	data, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
+	if err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("cannot read the request body: %v", err))
+	}
+	if len(data) > MaxBodyBytes {
+		return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", MaxBodyBytes))
+	}
+	return data, nil
+}
+
+// mediaTypeOf returns the media type of a Content-Type value, without
+// parameters, lower-cased.
+func mediaTypeOf(ct string) string {
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	return strings.ToLower(strings.TrimSpace(ct))
+}
+
+// unsupportedMediaType is kube-apiserver's 415 for a body it cannot decode.
+func unsupportedMediaType(ct string, accepted ...string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    nethttp.StatusUnsupportedMediaType,
+		Reason:  metav1.StatusReasonUnsupportedMediaType,
+		Message: fmt.Sprintf("the body of the request was in an unknown format (%q) - accepted media types include: %s", ct, strings.Join(accepted, ", ")),
+	}}
+}
+
+// decodeObject decodes the request body as an object of req's kind: typed
+// for built-ins (JSON, YAML or protobuf), unstructured for custom resources
+// (JSON or YAML). A body without apiVersion/kind is taken to be of the
+// URL's kind, as kube-apiserver does.
+func (h *handler) decodeObject(req *request) (runtime.Object, error) {
+	body, err := readBody(req.r)
+	if err != nil {
+		return nil, err
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the request has no body; send a %s object", req.res.Kind))
+	}
+	gvk := req.gvr.GroupVersion().WithKind(req.res.Kind)
+	ct := mediaTypeOf(req.r.Header.Get("Content-Type"))
+	switch ct {
+	case "", runtime.ContentTypeJSON, runtime.ContentTypeYAML:
+	case runtime.ContentTypeProtobuf:
+		if !req.typed {
+			return nil, unsupportedMediaType(ct, runtime.ContentTypeJSON, runtime.ContentTypeYAML)
+		}
+	default:
+		accepted := []string{runtime.ContentTypeJSON, runtime.ContentTypeYAML}
+		if req.typed {
+			accepted = append(accepted, runtime.ContentTypeProtobuf)
+		}
+		return nil, unsupportedMediaType(ct, accepted...)
+	}
+	var obj runtime.Object
+	var got *schema.GroupVersionKind
+	if req.typed {
+		into, err := scheme.Scheme.New(gvk)
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		obj, got, err = scheme.Codecs.UniversalDeserializer().Decode(body, &gvk, into)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("cannot decode the body as %s: %v", gvk.Kind, err))
+		}
+	} else {
+		if ct == runtime.ContentTypeYAML {
+			body, err = utilyaml.ToJSON(body)
+			if err != nil {
+				return nil, apierrors.NewBadRequest(fmt.Sprintf("cannot decode the YAML body: %v", err))
+			}
+		}
+		obj, got, err = unstructured.UnstructuredJSONScheme.Decode(body, &gvk, &unstructured.Unstructured{})
+		if err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("cannot decode the body as %s: %v", gvk.Kind, err))
+		}
+		if _, ok := obj.(*unstructured.Unstructured); !ok {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("the body is a list; send one %s object", gvk.Kind))
+		}
+	}
+	if got == nil || *got != gvk {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the API version and kind in the data (%v) do not match the URL's (%s)", got, gvk))
+	}
+	obj.GetObjectKind().SetGroupVersionKind(gvk)
+	return obj, nil
+}
+
+// checkIdentity checks the body's name and namespace against the URL's,
+// filling in an empty namespace, as kube-apiserver's handlers do.
+func checkIdentity(req *request, obj runtime.Object, named bool) error {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("the body has no object metadata: %v", err))
+	}
+	if req.res.Namespaced {
+		switch m.GetNamespace() {
+		case "":
+			m.SetNamespace(req.ns)
+		case req.ns:
+		default:
+			return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+		}
+	} else if m.GetNamespace() != "" {
+		return apierrors.NewBadRequest(fmt.Sprintf("%s is cluster-scoped; the object must not have a namespace (got %q)", req.res.Kind, m.GetNamespace()))
+	}
+	if named && m.GetName() != req.name {
+		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), req.name))
+	}
+	return nil
+}
+
+// deleteOptions reads DeleteOptions from the query, then from the body (the
+// body wins, as kube-apiserver's handler does).
+func (h *handler) deleteOptions(r *nethttp.Request) (metav1.DeleteOptions, error) {
+	var opts metav1.DeleteOptions
+	if err := decodeQuery(r, &opts); err != nil {
+		return opts, err
+	}
+	body, err := readBody(r)
+	if err != nil {
+		return opts, err
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return opts, nil
+	}
+	dec := h.optionsDecoder
+	switch ct := mediaTypeOf(r.Header.Get("Content-Type")); ct {
+	case "", runtime.ContentTypeJSON:
+	case runtime.ContentTypeYAML:
+		if body, err = utilyaml.ToJSON(body); err != nil {
+			return opts, apierrors.NewBadRequest(fmt.Sprintf("cannot decode DeleteOptions: %v", err))
+		}
+	case runtime.ContentTypeProtobuf:
+		dec = scheme.Codecs.UniversalDeserializer()
+	default:
+		return opts, unsupportedMediaType(ct, runtime.ContentTypeJSON, runtime.ContentTypeYAML, runtime.ContentTypeProtobuf)
+	}
+	var fromBody metav1.DeleteOptions
+	gvk := metav1.SchemeGroupVersion.WithKind("DeleteOptions")
+	if _, _, err := dec.Decode(body, &gvk, &fromBody); err != nil {
+		return opts, apierrors.NewBadRequest(fmt.Sprintf("cannot decode DeleteOptions: %v", err))
+	}
+	return fromBody, nil
+}
+
+// respond answers a resource request with obj (negotiated) or err.
+func (h *handler) respond(w nethttp.ResponseWriter, req *request, code int, obj runtime.Object, err error) {
+	if err != nil {
+		h.writeError(w, req.r, err)
+		return
+	}
+	if obj == nil {
+		h.writeError(w, req.r, apierrors.NewInternalError(errors.New("the server returned no object")))
+		return
+	}
+	h.writeObject(w, req, code, obj)
+}
+
+// errorStatus converts err to the Status kube-apiserver would answer.
+func errorStatus(err error) *metav1.Status {
+	var st metav1.Status
+	var api apierrors.APIStatus
+	switch {
+	case errors.As(err, &api):
+		st = api.Status()
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		st = apierrors.NewTimeoutError(fmt.Sprintf("request did not complete: %v", err), 0).Status()
+	default:
+		st = apierrors.NewInternalError(err).Status()
+	}
+	if st.Code == 0 {
+		st.Code = nethttp.StatusInternalServerError
+	}
+	if st.Status == "" {
+		st.Status = metav1.StatusFailure
+	}
+	st.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}
+	return &st
+}
+
+// writeError answers err as a metav1.Status in JSON, with its HTTP code and,
+// for errors that carry one, a Retry-After header.
+func (h *handler) writeError(w nethttp.ResponseWriter, r *nethttp.Request, err error) {
+	st := errorStatus(err)
+	if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(st.Details.RetryAfterSeconds)))
+	}
+	code := int(st.Code)
+	if code < 100 || code > 599 {
+		code = nethttp.StatusInternalServerError
+	}
+	h.writeJSON(w, r, code, st)
+}
+
+// writeJSON encodes obj (TypeMeta already set) as JSON.
+func (h *handler) writeJSON(w nethttp.ResponseWriter, _ *nethttp.Request, code int, obj any) {
+	var buf bytes.Buffer
+	var err error
+	if ro, ok := obj.(runtime.Object); ok {
+		err = jsonSerializer.Encode(ro, &buf)
+	} else {
+		err = fmt.Errorf("cannot encode %T", obj)
+	}
+	if err != nil {
+		buf.Reset()
+		st := apierrors.NewInternalError(err).Status()
+		st.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}
+		_ = jsonSerializer.Encode(&st, &buf)
+		code = nethttp.StatusInternalServerError
+	}
+	w.Header().Set("Content-Type", runtime.ContentTypeJSON)
+	w.Header().Set("Cache-Control", "no-cache, private")
+	w.WriteHeader(code)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// jsonSerializer encodes objects whose TypeMeta is set (it needs no scheme
+// to encode).
+var jsonSerializer = json.NewSerializerWithOptions(json.DefaultMetaFactory, scheme.Scheme, scheme.Scheme, json.SerializerOptions{})
+
+// now is the handler's current time.
+func (h *handler) now() time.Time { return h.clock.Now() }
