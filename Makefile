@@ -2,7 +2,11 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: run test test-short lint vet fmt-check bench fuzz tidy help
+deps: ## install optional tools (Debian's chromium, for the report browser test)
+	@command -v chromium >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) ; }
+	@command -v chromium >/dev/null 2>&1 && chromium --version || echo "chromium not installed"
+
+.PHONY: deps run test test-short lint vet fmt-check bench fuzz tidy help
 
 help: ## list targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
