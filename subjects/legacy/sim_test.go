@@ -167,3 +167,23 @@ func TestSlowHandlerLagsBehindTheStoresSyncSignal(t *testing.T) {
 		t.Errorf("workers started %+v, want once at 300ms", start)
 	}
 }
+
+// TestInformerSubjectsUnderLatencyAndDisconnectsConverge: with random
+// latency, broken watches and 410s on re-watch (seeded), both informer
+// subjects re-watch or relist, converge, and end with a cache equal to the
+// server's ConfigMaps.
+func TestInformerSubjectsUnderLatencyAndDisconnectsConverge(t *testing.T) {
+	for _, name := range subjects {
+		t.Run(name, func(t *testing.T) {
+			tr := st.Run(t, st.FaultyPlan(name, 3))
+			st.RequireFullSimTrace(t, tr, name)
+			if len(st.Find(tr, func(r sim.Record) bool { return r.Kind == sim.RecFault })) == 0 {
+				t.Error("no fault was injected: the plan tests nothing")
+			}
+			server := st.ServerNames(t, tr, "configmaps")
+			if got := st.Names(st.CacheAtEnd(t, tr, name)); !slices.Equal(got, server) || !slices.Equal(server, []string{"a", "a-mirror", "b", "b-mirror"}) {
+				t.Errorf("cache at the end %v, server %v; want both [a a-mirror b b-mirror]", got, server)
+			}
+		})
+	}
+}

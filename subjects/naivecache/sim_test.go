@@ -88,3 +88,25 @@ func GapPlan(subject string) *sim.Plan {
 			{At: st.At(3 * time.Second), Actor: "faults", Op: "expire", Resource: "configmaps", Target: subject},
 		}}
 }
+
+// TestNaiveCacheUnderLatencyAndDisconnectsLeavesAFullTrace: with random
+// latency, broken watches and 410s on re-watch (seeded), the naive subject
+// keeps running: it re-watches, relists, and its trace holds every kind of
+// record, with at least one fault injected.
+func TestNaiveCacheUnderLatencyAndDisconnectsLeavesAFullTrace(t *testing.T) {
+	tr := st.Run(t, st.FaultyPlan(Name, 3))
+	if tr.Outcome != "quiet" {
+		t.Fatalf("outcome %q, want quiet", tr.Outcome)
+	}
+	for _, kind := range []sim.RecordKind{sim.RecHandler, sim.RecQueue, sim.RecReconcile, sim.RecSignal, sim.RecCache, sim.RecNote} {
+		if len(st.Find(tr, func(r sim.Record) bool { return r.Kind == kind && r.Actor == Name })) == 0 {
+			t.Errorf("no %s record from %s", kind, Name)
+		}
+	}
+	if len(st.Find(tr, func(r sim.Record) bool { return r.Kind == sim.RecFault })) == 0 {
+		t.Error("no fault was injected: the plan tests nothing")
+	}
+	if len(st.Find(tr, func(r sim.Record) bool { return r.Kind == sim.RecWatchOpen && r.Actor == Name })) < 2 {
+		t.Error("the subject never re-watched")
+	}
+}

@@ -122,3 +122,42 @@ func Names(objs []sim.ObjectState) []string {
 	}
 	return out
 }
+
+// FaultyPlan is a plan with random faults for the mirror subjects: events
+// delayed uniformly up to 2s (per watch, so streams interleave), each watch
+// broken about every 5s, half the re-watches answered 410, and a user who
+// updates a, deletes b, recreates b and deletes c.
+func FaultyPlan(subject string, seed uint64) *sim.Plan {
+	return &sim.Plan{Version: sim.PlanVersion, Seed: seed, Subject: subject,
+		Objects: []json.RawMessage{CM("a", nil), CM("b", nil), CM("c", nil)},
+		Faults: sim.FaultPolicy{
+			Latency:         sim.Distribution{Kind: "uniform", Max: At(2 * time.Second)},
+			DisconnectEvery: At(5 * time.Second),
+			ExpireOnRewatch: 0.5,
+		},
+		Steps: []sim.Step{
+			{At: At(2 * time.Second), Actor: "user", Op: "update", Object: CM("a", map[string]string{"k": "2"})},
+			{At: At(4 * time.Second), Actor: "user", Op: "delete", Resource: "configmaps", Namespace: "default", Name: "b"},
+			{At: At(6 * time.Second), Actor: "user", Op: "create", Object: CM("b", map[string]string{"k": "new"})},
+			{At: At(8 * time.Second), Actor: "user", Op: "delete", Resource: "configmaps", Namespace: "default", Name: "c"},
+		},
+		Deadline: At(2 * time.Minute),
+	}
+}
+
+// ServerNames returns the names of the objects of resource in the run's
+// final server state (RecFinal).
+func ServerNames(t *testing.T, tr *sim.Trace, resource string) []string {
+	t.Helper()
+	final, ok := Last(tr, sim.RecFinal)
+	if !ok {
+		t.Fatal("no final record")
+	}
+	var out []string
+	for _, o := range final.Objects {
+		if o.Resource == resource {
+			out = append(out, o.Name)
+		}
+	}
+	return out
+}
