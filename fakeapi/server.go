@@ -1,6 +1,7 @@
 package fakeapi
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"sync"
@@ -462,8 +463,8 @@ func (s *Server) delivered(w *watcher, info EventInfo) {
 	s.observeEventLocked(ObsDelivered, w, info)
 }
 
-// encode returns obj's JSON with apiVersion and kind, without modifying obj
-// (it may be shared).
+// encode returns obj's JSON with apiVersion and kind and no trailing newline,
+// without modifying obj (it may be shared).
 func (s *Server) encode(obj runtime.Object) []byte {
 	if obj.GetObjectKind().GroupVersionKind().Empty() {
 		gvks, _, err := s.scheme.ObjectKinds(obj)
@@ -476,7 +477,7 @@ func (s *Server) encode(obj runtime.Object) []byte {
 	if err != nil {
 		return []byte(fmt.Sprintf(`{"error":%q}`, err.Error()))
 	}
-	return b
+	return bytes.TrimSuffix(b, []byte("\n"))
 }
 
 // eventInfo describes a store event for hooks and observers.
