@@ -2,6 +2,8 @@ package fakeapi_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"net/http"
 	"testing"
 	"testing/synctest"
@@ -9,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/cachelab/cachelab/fakeapi"
@@ -170,6 +173,44 @@ func TestCancelledContextSendsNoRequest(t *testing.T) {
 		}
 		if n := len(log.All()); n != 0 {
 			t.Errorf("%d observations, want none", n)
+		}
+	})
+}
+
+// TestBadInputGetsTypedErrorsNotPanics: misuse of the client and the
+// controls is answered with errors that say what was wrong.
+func TestBadInputGetsTypedErrorsNotPanics(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, _ := newServer(t, fakeapi.Options{})
+		c := s.Client("test")
+		ctx := t.Context()
+		mustNamespace(t, c, "a")
+		widgets := schema.GroupVersionResource{Group: "nope.io", Version: "v1", Resource: "widgets"}
+
+		if _, err := c.Watch(ctx, widgets, "a", metav1.ListOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("watch of an unknown resource: err = %v, want 404", err)
+		}
+		if _, err := c.Create(ctx, podsGVR, "a", configMap("a", "x", nil), metav1.CreateOptions{}); !apierrors.IsBadRequest(err) {
+			t.Errorf("a ConfigMap created as a pod: err = %v, want 400", err)
+		}
+		if _, err := c.Watch(ctx, cmGVR, "a", metav1.ListOptions{LabelSelector: "a in (("}); !apierrors.IsBadRequest(err) {
+			t.Errorf("watch with a malformed selector: err = %v, want 400", err)
+		}
+		if err := s.CloseWatch(42, true); !errors.Is(err, fakeapi.ErrNoSuchWatch) {
+			t.Errorf("CloseWatch of an unknown id: err = %v, want ErrNoSuchWatch", err)
+		}
+		if err := s.ExpireWatch(42); !errors.Is(err, fakeapi.ErrNoSuchWatch) {
+			t.Errorf("ExpireWatch of an unknown id: err = %v, want ErrNoSuchWatch", err)
+		}
+		if err := s.Compact(s.ResourceVersion() + 10); err == nil {
+			t.Errorf("Compact beyond the latest revision succeeded")
+		}
+		if err := s.RegisterCRD(fakeapi.ResourceInfo{GVR: cmGVR, Kind: "ConfigMap", ListKind: "ConfigMapList", Namespaced: true}); err == nil {
+			t.Errorf("registering configmaps again as a CRD succeeded")
+		}
+		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "nope.io/v1", "kind": "Widget", "metadata": map[string]any{"name": "w"}}}
+		if err := c.ObjectTracker().Add(u); !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), "RegisterCRD") {
+			t.Errorf("tracker Add of an unserved kind: err = %v, want 400 naming RegisterCRD", err)
 		}
 	})
 }
