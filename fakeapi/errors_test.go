@@ -3,8 +3,8 @@ package fakeapi_test
 import (
 	"context"
 	"errors"
-	"strings"
 	"net/http"
+	"strings"
 	"testing"
 	"testing/synctest"
 
