@@ -292,3 +292,48 @@ func TestWatchStopAndContextEndReleaseTheDeliveryGoroutine(t *testing.T) {
 		}
 	})
 }
+
+// TestWatchListSendsInitialEventsThenEndBookmarkThenLiveEvents: the raw
+// WatchList stream: one ADDED per object, the BOOKMARK annotated
+// k8s.io/initial-events-end at the list's revision, then live events; the
+// sent observations flag the initial ones.
+func TestWatchListSendsInitialEventsThenEndBookmarkThenLiveEvents(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, log := newServer(t, fakeapi.Options{})
+		c := s.Client("test")
+		mustNamespace(t, c, "a")
+		mustCreateCM(t, c, "a", "one", nil)
+		mustCreateCM(t, c, "a", "two", nil)
+		listRV := itoa(s.ResourceVersion())
+		yes := true
+		w, err := c.Watch(t.Context(), cmGVR, "a", metav1.ListOptions{
+			SendInitialEvents: &yes, ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for range 3 {
+			ev := <-w.ResultChan()
+			m, _ := meta.Accessor(ev.Object)
+			got = append(got, string(ev.Type)+" "+m.GetName()+" "+m.GetResourceVersion()+" "+m.GetAnnotations()[metav1.InitialEventsAnnotationKey])
+		}
+		mustCreateCM(t, c, "a", "three", nil)
+		ev := <-w.ResultChan()
+		w.Stop()
+		slices.Sort(got[:2]) // initial events come in no promised order
+		if got[2] != "BOOKMARK  "+listRV+" true" || !strings.HasPrefix(got[0], "ADDED one ") || !strings.HasPrefix(got[1], "ADDED two ") {
+			t.Errorf("initial stream = %q, want ADDED one, ADDED two, BOOKMARK at %s with the initial-events-end annotation", got, listRV)
+		}
+		if m, _ := meta.Accessor(ev.Object); ev.Type != watch.Added || m.GetName() != "three" {
+			t.Errorf("live event = %s %v, want ADDED three", ev.Type, ev.Object)
+		}
+		var initial []bool
+		for _, o := range log.Kind(fakeapi.ObsSent) {
+			initial = append(initial, o.Event.InitialEvent)
+		}
+		if !slices.Equal(initial, []bool{true, true, true, false}) {
+			t.Errorf("sent observations flag initial events as %v, want [true true true false]", initial)
+		}
+	})
+}
