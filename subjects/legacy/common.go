@@ -118,7 +118,14 @@ func newHandlerRecorder(rec sim.Recorder, actor, handler string) handlerRecorder
 // flip records signal name's value v if it is the first value recorded for
 // name or differs from the last one.
 func (h handlerRecorder) flip(name string, v bool, detail string) {
+	h.flipFunc(name, func() (bool, string) { return v, detail })
+}
+
+// flipFunc is flip with the value computed under the lock, so that
+// concurrent samplers record in the order of their samples.
+func (h handlerRecorder) flipFunc(name string, sample func() (bool, string)) {
 	h.flips.mu.Lock()
+	v, detail := sample()
 	last, seen := h.flips.last[name]
 	h.flips.last[name] = v
 	// Record while holding the lock, so two samplers cannot record the same
@@ -145,7 +152,11 @@ func (h handlerRecorder) call(evType watch.EventType, obj, old any, initial bool
 }
 
 func (h handlerRecorder) signal(name string, v bool, detail string) {
-	h.rec.Record(sim.Record{Kind: sim.RecSignal, Actor: h.actor, Signal: name, Value: v, Detail: detail})
+	r := sim.Record{Kind: sim.RecSignal, Actor: h.actor, Signal: name, Value: v, Resource: mirror.Resource, Detail: detail}
+	if name == SignalHandlerSynced {
+		r.Handler = h.handler
+	}
+	h.rec.Record(r)
 }
 
 func (h handlerRecorder) note(detail string) {
@@ -153,7 +164,7 @@ func (h handlerRecorder) note(detail string) {
 }
 
 func (h handlerRecorder) snapshot(store cache.Store, why string) {
-	h.rec.Record(sim.Record{Kind: sim.RecCache, Actor: h.actor, Handler: h.handler, Objects: mirror.Snapshot(mirror.Resource, store.List()), Detail: why})
+	h.rec.Record(sim.Record{Kind: sim.RecCache, Actor: h.actor, Handler: h.handler, Resource: mirror.Resource, Objects: mirror.Snapshot(mirror.Resource, store.List()), Detail: why})
 }
 
 // storeGetter reads ConfigMaps from a client-go store for the mirror

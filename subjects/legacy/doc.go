@@ -30,6 +30,10 @@
 //     "informer-synced" is also sampled at the start of every handler call
 //     (a record only when the value changes), which shows the store synced
 //     while the handler still works through the initial list (EDGE-CASES 1).
+//     It also records "rv-synced" (EDGE-CASES 24, KEP-5647): the store's
+//     resourceVersion (AtomicFIFO's LastStoreSyncResourceVersion) is at
+//     least that of the controller's last write, sampled at every handler
+//     call and after every write.
 //
 // Both use client-go's rate-limited workqueue and record handler calls,
 // queue operations, reconciles ("start"/"end"), signals, and cache snapshots

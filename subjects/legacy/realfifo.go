@@ -3,6 +3,7 @@ package legacy
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,6 +29,12 @@ const (
 	// SignalHandlerSynced is registration.HasSyncedChecker(): the handler
 	// has returned on every initial item.
 	SignalHandlerSynced = "handler-synced"
+	// SignalRVSynced is KEP-5647's stale-controller check (EDGE-CASES 24):
+	// the store's resourceVersion (LastStoreSyncResourceVersion, moved by
+	// AtomicFIFO with every delta and bookmark) is at least that of the
+	// controller's last write. Sampled at every handler call and after every
+	// write; false until the store has a resourceVersion.
+	SignalRVSynced = "rv-synced"
 )
 
 func init() {
@@ -50,6 +57,8 @@ type RealFIFOSubject struct {
 	workers  *mirror.Workers
 	// handlerDelay is how long each handler call takes (ParamHandlerDelay).
 	handlerDelay time.Duration
+	// lastWrite is the resourceVersion of the controller's last write.
+	lastWrite atomic.Int64
 }
 
 var (
@@ -95,6 +104,15 @@ func (s *RealFIFOSubject) Start(ctx context.Context, env sim.Env) error {
 	lw := lwAdapter{ListerWatcherWithContext: env.ListerWatcher(mirror.GVR, p.namespace), ctx: ctx}
 	s.informer = cache.NewSharedIndexInformerWithOptions(lw, &corev1.ConfigMap{}, cache.SharedIndexInformerOptions{ObjectDescription: "configmaps"})
 	s.workers = newWorkers(env, s.informer.GetStore(), s.h)
+	s.workers.Reconciler.Wrote = func(rv int64) {
+		for {
+			last := s.lastWrite.Load()
+			if rv <= last || s.lastWrite.CompareAndSwap(last, rv) {
+				break
+			}
+		}
+		s.sampleRV("after a write")
+	}
 	s.reg, err = s.informer.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, isInInitialList bool) {
 			s.handle(watch.Added, obj, nil, isInInitialList, "OnAdd")
@@ -132,11 +150,21 @@ func (s *RealFIFOSubject) Start(ctx context.Context, env sim.Env) error {
 
 func (s *RealFIFOSubject) handle(t watch.EventType, obj, old any, initial bool, detail string) {
 	s.h.flip(SignalInformerSynced, cache.IsDone(s.informer.HasSyncedChecker()), "sampled in the handler")
+	s.sampleRV("sampled in the handler")
 	ns, name := s.h.call(t, obj, old, initial, detail)
 	if s.handlerDelay > 0 {
 		time.Sleep(s.handlerDelay)
 	}
 	s.workers.Add(mirror.SourceKey(ns, name))
+}
+
+// sampleRV records rv-synced when it changes.
+func (s *RealFIFOSubject) sampleRV(when string) {
+	s.h.flipFunc(SignalRVSynced, func() (bool, string) {
+		store := mirror.ParseRV(s.informer.GetStore().LastStoreSyncResourceVersion())
+		write := s.lastWrite.Load()
+		return store > 0 && store >= write, fmt.Sprintf("%s: store rv %d, last write rv %d", when, store, write)
+	})
 }
 
 // waitSignal records name once checker is done; false if ctx ended first.

@@ -187,3 +187,29 @@ func TestInformerSubjectsUnderLatencyAndDisconnectsConverge(t *testing.T) {
 		})
 	}
 }
+
+// TestRVSyncedWaitsForTheStoreToReachTheControllersOwnWrite is EDGE-CASES
+// 24 (KEP-5647): with events delivered 1s late, the RealFIFO subject's
+// rv-synced signal turns false when it writes a-mirror and true again only
+// when the store's resourceVersion reaches that write, a second later.
+func TestRVSyncedWaitsForTheStoreToReachTheControllersOwnWrite(t *testing.T) {
+	tr := st.Run(t, &sim.Plan{Version: sim.PlanVersion, Seed: 1, Subject: RealFIFOName,
+		Objects: []json.RawMessage{st.CM("a", nil)},
+		Faults:  sim.FaultPolicy{Latency: sim.Distribution{Kind: "fixed", Max: st.At(time.Second)}},
+	})
+	writes := st.Find(tr, func(r sim.Record) bool { return r.Kind == sim.RecWrite && r.Actor == RealFIFOName })
+	if len(writes) != 1 || writes[0].Name != "a-mirror" {
+		t.Fatalf("writes by the subject %+v, want one create of a-mirror", writes)
+	}
+	w := writes[0]
+	var flips []string
+	for _, r := range st.Find(tr, func(r sim.Record) bool { return r.Kind == sim.RecSignal && r.Signal == SignalRVSynced }) {
+		flips = append(flips, fmt.Sprintf("%v@%s", r.Value, r.At))
+	}
+	// Initial events are delivered 1s late too: the first sample, true, is
+	// at the first handler call (1s); the workers start and write then.
+	want := []string{"true@1s", fmt.Sprintf("false@%s", w.At), fmt.Sprintf("true@%s", w.At.D()+time.Second)}
+	if !slices.Equal(flips, want) {
+		t.Errorf("rv-synced flips %v, want %v (a-mirror written at %s, rv %d)", flips, want, w.At, w.RV)
+	}
+}

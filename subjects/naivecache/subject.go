@@ -267,7 +267,7 @@ func (s *Subject) onFlip(synced bool, window time.Duration) {
 }
 
 func (s *Subject) signal(v bool, detail string) {
-	s.env.Rec.Record(sim.Record{Kind: sim.RecSignal, Actor: s.env.Name, Signal: SignalQuiescence, Value: v, Detail: detail})
+	s.env.Rec.Record(sim.Record{Kind: sim.RecSignal, Actor: s.env.Name, Signal: SignalQuiescence, Value: v, Resource: mirror.Resource, Detail: detail})
 }
 
 func (s *Subject) note(detail string) {
@@ -275,7 +275,7 @@ func (s *Subject) note(detail string) {
 }
 
 func (s *Subject) snapshot(why string) {
-	s.env.Rec.Record(sim.Record{Kind: sim.RecCache, Actor: s.env.Name, Handler: Name, Objects: s.objects(), Detail: why})
+	s.env.Rec.Record(sim.Record{Kind: sim.RecCache, Actor: s.env.Name, Handler: Name, Resource: mirror.Resource, Objects: s.objects(), Detail: why})
 }
 
 func (s *Subject) objects() []sim.ObjectState {

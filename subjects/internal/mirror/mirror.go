@@ -66,6 +66,9 @@ type Reconciler struct {
 	Client kubernetes.Interface
 	// Get reads the controller's cache.
 	Get Getter
+	// Wrote, optional, is told the resourceVersion of every object the
+	// controller created or updated (deletes return none).
+	Wrote func(rv int64)
 }
 
 // ErrStaleOwner is returned when a mirror is owned by another incarnation
@@ -124,9 +127,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, key string) (string, error) 
 			Data:       maps.Clone(src.Data),
 			BinaryData: maps.Clone(src.BinaryData),
 		}
-		if _, err := r.Client.CoreV1().ConfigMaps(ns).Create(ctx, want, metav1.CreateOptions{}); err != nil {
+		got, err := r.Client.CoreV1().ConfigMaps(ns).Create(ctx, want, metav1.CreateOptions{})
+		if err != nil {
 			return "", err
 		}
+		r.wrote(got)
 		return "created", nil
 	}
 	ownerOK := controllerUID(m) == src.UID
@@ -139,13 +144,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, key string) (string, error) 
 	up.Data = maps.Clone(src.Data)
 	up.BinaryData = maps.Clone(src.BinaryData)
 	up.OwnerReferences = replaceController(up.OwnerReferences, owner)
-	if _, err := r.Client.CoreV1().ConfigMaps(ns).Update(ctx, up, metav1.UpdateOptions{}); err != nil {
+	got, err := r.Client.CoreV1().ConfigMaps(ns).Update(ctx, up, metav1.UpdateOptions{})
+	if err != nil {
 		return "", err
 	}
+	r.wrote(got)
 	if !ownerOK {
 		return "adopted", nil
 	}
 	return "updated", nil
+}
+
+func (r *Reconciler) wrote(obj *corev1.ConfigMap) {
+	if r.Wrote != nil && obj != nil {
+		r.Wrote(ParseRV(obj.ResourceVersion))
+	}
 }
 
 func ptrTrue() *bool { t := true; return &t }
