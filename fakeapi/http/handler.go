@@ -33,6 +33,7 @@ package http
 import (
 	"bytes"
 	"context"
+	stdjson "encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -659,7 +660,12 @@ func (h *handler) writeJSON(w nethttp.ResponseWriter, _ *nethttp.Request, code i
 	if ro, ok := obj.(runtime.Object); ok {
 		err = jsonSerializer.Encode(ro, &buf)
 	} else {
-		err = fmt.Errorf("cannot encode %T", obj)
+		// Plain structs (version.Info) are plain JSON, as kube-apiserver
+		// writes them.
+		var data []byte
+		if data, err = stdjson.Marshal(obj); err == nil {
+			buf.Write(data)
+		}
 	}
 	if err != nil {
 		buf.Reset()
