@@ -40,6 +40,24 @@ type Plan struct {
 	// Kubelet, when set, runs the "kubelet" actor: an informer on Pods that
 	// moves every Pod to phase Running with condition Ready after a delay.
 	Kubelet *Kubelet `json:"kubelet,omitempty"`
+	// Competitor, when set, runs an informer-fed competing writer under the
+	// client name "competitor" (besides the competitor's steps).
+	Competitor *Competitor `json:"competitor,omitempty"`
+}
+
+// Competitor configures the informer-fed competing writer: another
+// controller that keeps every object of one resource in the shape of a
+// JSON merge patch. Whenever its informer shows an object that the patch
+// would change, it applies the patch, Delay after seeing it. Against a
+// subject that wants another value, that is a write war (EDGE-CASES 26).
+type Competitor struct {
+	// Resource is the resource it watches and writes ("configmaps").
+	Resource string `json:"resource"`
+	// Patch is the JSON merge patch it enforces.
+	Patch json.RawMessage `json:"patch"`
+	// Delay is how long after seeing an object it patches it. Optional;
+	// default 0.
+	Delay Duration `json:"delay,omitempty"`
 }
 
 // Kubelet configures the pod-readiness actor.

@@ -239,6 +239,10 @@ func (p *Plan) Clone() *Plan {
 		k := *p.Kubelet
 		q.Kubelet = &k
 	}
+	if p.Competitor != nil {
+		c := *p.Competitor
+		q.Competitor = &c
+	}
 	return &q
 }
 
@@ -282,6 +286,9 @@ func (p *Plan) normalize() {
 	}
 	if len(p.Faults.ErrorCodes) == 0 {
 		p.Faults.ErrorCodes = nil
+	}
+	if p.Competitor != nil {
+		p.Competitor.Patch = compactRaw(p.Competitor.Patch)
 	}
 }
 
@@ -331,6 +338,20 @@ func (p *Plan) validate() []*PlanError {
 	}
 	if p.Kubelet != nil && p.Kubelet.ReadyAfter < 0 {
 		bad("kubelet.readyAfter", "must not be negative, got %s", p.Kubelet.ReadyAfter)
+	}
+	if c := p.Competitor; c != nil {
+		if c.Resource == "" {
+			bad("competitor.resource", "missing: name the resource the competitor writes (\"configmaps\")")
+		}
+		var patch map[string]any
+		if len(c.Patch) == 0 {
+			bad("competitor.patch", "missing: give the JSON merge patch the competitor enforces")
+		} else if err := json.Unmarshal(c.Patch, &patch); err != nil || patch == nil {
+			bad("competitor.patch", "want a JSON object (a merge patch)")
+		}
+		if c.Delay < 0 {
+			bad("competitor.delay", "must not be negative, got %s", c.Delay)
+		}
 	}
 	for i, o := range p.Objects {
 		if msg := checkObject(o, false); msg != "" {

@@ -104,7 +104,7 @@ func TestPlanErrorsForBadValues(t *testing.T) {
 		name, plan, want string
 	}{
 		{"unknown top-level field", `{"version":1,"seed":1,"subject":"x","steps":[],"faults":{},"sead":3}`,
-			`line 1: sead: unknown field "sead" (known: access, deadline, faults, kubelet, name, objects, quiet, seed, steps, subject, subjectParams, version)`},
+			`line 1: sead: unknown field "sead" (known: access, competitor, deadline, faults, kubelet, name, objects, quiet, seed, steps, subject, subjectParams, version)`},
 		{"field case matters", `{"version":1,"Seed":1,"subject":"x","steps":[]}`, `Seed: unknown field "Seed"`},
 		{"unknown step field", `{"version":1,"subject":"x","steps":[{"at":"1s","actor":"faults","op":"break","resorce":"pods"}]}`,
 			`steps[0].resorce: unknown field "resorce" (known: actor, at, code, for, lag, midReconcile, name, namespace, object, op, patch, patchType, resource, target, verb)`},
@@ -144,6 +144,8 @@ func TestPlanErrorsForBadValues(t *testing.T) {
 		{"trailing data", `{"version":1,"subject":"x"} {}`, `unexpected data after the plan object`},
 		{"empty", ``, `empty plan`},
 		{"duplicate field", `{"version":1,"subject":"x","subject":"y"}`, `subject: field "subject" given twice`},
+		{"competitor patch", `{"version":1,"subject":"x","competitor":{"resource":"configmaps","patch":[1]}}`,
+			`competitor.patch: want a JSON object (a merge patch)`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

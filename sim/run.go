@@ -154,6 +154,7 @@ type run struct {
 	crashFired <-chan struct{}
 	crashStep  int
 	kubelet    *kubelet
+	competitor *competitor
 	done       bool
 }
 
@@ -192,6 +193,14 @@ func (r *run) play() (*Trace, error) {
 	}
 	if r.plan.Kubelet != nil {
 		r.kubelet = startKubelet(r.ctx, r.srv.Client("kubelet"), r.plan.Kubelet.ReadyAfter.D(), actorRecorder{r.rec, "kubelet"})
+	}
+	if c := r.plan.Competitor; c != nil {
+		gvr, err := r.res.byResource(c.Resource)
+		if err != nil {
+			r.stop(tr)
+			return finish(""), fmt.Errorf("sim: competitor.resource: %w", err)
+		}
+		r.competitor = startCompetitor(r.ctx, r.srv.Client(ClientCompetitor), gvr, r.res.kinds[gvr], *c, actorRecorder{r.rec, ClientCompetitor})
 	}
 	if err := r.startSubject(); err != nil {
 		r.stop(tr)
@@ -465,6 +474,9 @@ func (r *run) stop(tr *Trace) {
 	if r.kubelet != nil {
 		r.kubelet.stop()
 	}
+	if r.competitor != nil {
+		r.competitor.stop()
+	}
 	synctest.Wait()
 	r.rec.record(Record{Kind: RecFinal, Actor: "server", Objects: r.finalState()})
 	tr.End = Duration(r.now())
@@ -481,6 +493,9 @@ func (r *run) shutdown() {
 	}
 	if r.kubelet != nil {
 		r.kubelet.stop()
+	}
+	if r.competitor != nil {
+		r.competitor.stop()
 	}
 	r.policy.Stop()
 	r.rec.release()
@@ -530,6 +545,7 @@ type resolver struct {
 	byName     map[string]schema.GroupVersionResource
 	byKind     map[schema.GroupVersionKind]schema.GroupVersionResource
 	namespaced map[schema.GroupVersionResource]bool
+	kinds      map[schema.GroupVersionResource]string
 	names      []string
 }
 
@@ -538,6 +554,7 @@ func newResolver(s *fakeapi.Server) *resolver {
 		byName:     map[string]schema.GroupVersionResource{},
 		byKind:     map[schema.GroupVersionKind]schema.GroupVersionResource{},
 		namespaced: map[schema.GroupVersionResource]bool{},
+		kinds:      map[schema.GroupVersionResource]string{},
 	}
 	for _, ri := range s.Resources() {
 		full := ResourceName(ri.GVR)
@@ -548,6 +565,7 @@ func newResolver(s *fakeapi.Server) *resolver {
 		}
 		res.byKind[ri.GVR.GroupVersion().WithKind(ri.Kind)] = ri.GVR
 		res.namespaced[ri.GVR] = ri.Namespaced
+		res.kinds[ri.GVR] = ri.Kind
 	}
 	return res
 }

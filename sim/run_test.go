@@ -501,3 +501,20 @@ func TestContractBreakingDuplicatesAndReordersAreLabelled(t *testing.T) {
 	}
 	t.Fatal("no seed in 1..49 reordered b's events")
 }
+
+func TestInformerFedCompetitorEnforcesItsPatch(t *testing.T) {
+	p := plan(sim.Step{At: at(time.Second), Actor: "user", Op: "create", Object: cm("b")},
+		sim.Step{At: at(5 * time.Second), Actor: "user", Op: "patch", Resource: "configmaps", Namespace: "default", Name: "b",
+			Patch: json.RawMessage(`{"data":{"owner":"user"}}`)})
+	p.Competitor = &sim.Competitor{Resource: "configmaps", Patch: json.RawMessage(`{"data":{"owner":"competitor"}}`), Delay: at(2 * time.Second)}
+	tr := run(t, p)
+	var got []string
+	for _, w := range find(tr, func(r sim.Record) bool { return r.Kind == sim.RecWrite && r.Actor == sim.ClientCompetitor }) {
+		got = append(got, fmt.Sprintf("%s %s %s", w.At, w.Verb, w.Name))
+	}
+	// a at 0s+2s, b at 1s+2s, b again 2s after the user's patch at 5s.
+	want := []string{"2s patch a", "3s patch b", "7s patch b"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("competitor writes %v, want %v", got, want)
+	}
+}
