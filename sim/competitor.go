@@ -146,4 +146,3 @@ func (k *competitor) stop() {
 		k.queue.ShutDown()
 	})
 }
-
