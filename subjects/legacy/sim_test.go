@@ -213,3 +213,14 @@ func TestRVSyncedWaitsForTheStoreToReachTheControllersOwnWrite(t *testing.T) {
 		t.Errorf("rv-synced flips %v, want %v (a-mirror written at %s, rv %d)", flips, want, w.At, w.RV)
 	}
 }
+
+// TestInformerSubjectsRecoverFromACrashInTheMiddleOfAReconcile: crashed
+// inside the reconcile of a's update and restarted 2s later with empty
+// caches, both subjects list again and finish the work.
+func TestInformerSubjectsRecoverFromACrashInTheMiddleOfAReconcile(t *testing.T) {
+	for _, name := range subjects {
+		t.Run(name, func(t *testing.T) {
+			st.RequireRecoveryFromCrash(t, st.Run(t, st.CrashPlan(name)), name)
+		})
+	}
+}

@@ -110,3 +110,10 @@ func TestNaiveCacheUnderLatencyAndDisconnectsLeavesAFullTrace(t *testing.T) {
 		t.Error("the subject never re-watched")
 	}
 }
+
+// TestNaiveCacheRecoversFromACrashInTheMiddleOfAReconcile: crashed inside
+// the reconcile of a's update and restarted 2s later with an empty map, the
+// subject lists again, waits for quiescence and finishes the work.
+func TestNaiveCacheRecoversFromACrashInTheMiddleOfAReconcile(t *testing.T) {
+	st.RequireRecoveryFromCrash(t, st.Run(t, st.CrashPlan(Name)), Name)
+}

@@ -3,6 +3,7 @@ package subjecttest
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,6 +83,13 @@ func Last(tr *sim.Trace, kind sim.RecordKind) (sim.Record, bool) {
 // ends quiet with the subject's desired state reached.
 func RequireFullSimTrace(t *testing.T, tr *sim.Trace, actor string) {
 	t.Helper()
+	requireFullSimTrace(t, tr, actor, 0)
+}
+
+// requireFullSimTrace is RequireFullSimTrace allowing unfinished reconciles
+// (started, never ended: frozen by a mid-reconcile crash).
+func requireFullSimTrace(t *testing.T, tr *sim.Trace, actor string, unfinished int) {
+	t.Helper()
 	if tr.Outcome != "quiet" {
 		t.Errorf("outcome %q, want quiet", tr.Outcome)
 	}
@@ -92,8 +100,8 @@ func RequireFullSimTrace(t *testing.T, tr *sim.Trace, actor string) {
 	}
 	starts := len(Find(tr, func(r sim.Record) bool { return r.Kind == sim.RecReconcile && r.Op == "start" }))
 	ends := len(Find(tr, func(r sim.Record) bool { return r.Kind == sim.RecReconcile && r.Op == "end" }))
-	if starts == 0 || starts != ends {
-		t.Errorf("reconcile records: %d starts, %d ends", starts, ends)
+	if starts == 0 || starts != ends+unfinished {
+		t.Errorf("reconcile records: %d starts, %d ends, want %d unfinished", starts, ends, unfinished)
 	}
 	if d, ok := Last(tr, sim.RecDesired); !ok || !d.Value {
 		t.Errorf("last desired record %+v, want desired == actual at the end", d)
@@ -160,4 +168,36 @@ func ServerNames(t *testing.T, tr *sim.Trace, resource string) []string {
 		}
 	}
 	return out
+}
+
+// CrashPlan crashes the subject in the middle of the reconcile that a
+// user's update of a triggers at 2s, and restarts it at 4s.
+func CrashPlan(subject string) *sim.Plan {
+	return &sim.Plan{Version: sim.PlanVersion, Seed: 1, Subject: subject,
+		Objects: []json.RawMessage{CM("a", map[string]string{"k": "1"})},
+		Steps: []sim.Step{
+			{At: At(time.Second), Actor: "controller", Op: "crash", MidReconcile: true},
+			{At: At(2 * time.Second), Actor: "user", Op: "update", Object: CM("a", map[string]string{"k": "2"})},
+			{At: At(4 * time.Second), Actor: "controller", Op: "restart"},
+		}}
+}
+
+// RequireRecoveryFromCrash fails t unless the CrashPlan run crashed the
+// subject inside a reconcile, restarted it with a fresh initial list, and
+// ended quiet with the desired state reached, the crashed reconcile left
+// without an end record.
+func RequireRecoveryFromCrash(t *testing.T, tr *sim.Trace, subject string) {
+	t.Helper()
+	crash := Find(tr, func(r sim.Record) bool { return r.Kind == sim.RecCrash })
+	restart := Find(tr, func(r sim.Record) bool { return r.Kind == sim.RecRestart })
+	if len(crash) != 1 || len(restart) != 1 || !strings.Contains(crash[0].Detail, "mid-reconcile") {
+		t.Fatalf("crash records %+v, restart records %+v: want one mid-reconcile crash and one restart", crash, restart)
+	}
+	reinitial := Find(tr, func(r sim.Record) bool {
+		return r.Kind == sim.RecHandler && r.Actor == subject && r.Initial && r.Pos > restart[0].Pos
+	})
+	if len(reinitial) == 0 {
+		t.Error("the restarted subject handled no initial list")
+	}
+	requireFullSimTrace(t, tr, subject, 1)
 }
