@@ -155,6 +155,7 @@ func TestInformerOverHTTPListsThenWatchesWhenWatchListIsOff(t *testing.T) {
 		if got, want := keys(inf), []string{"a/one", "a/two"}; !equal(got, want) {
 			t.Errorf("cache = %v, want %v", got, want)
 		}
+		synctest.Wait() // the reflector opens its watch after the list is handled
 		var verbs []string
 		for _, o := range e.log.Requests("") {
 			if o.Request.Client == "informer" {
