@@ -35,14 +35,16 @@
 // Header directives, each on one line, before the timeline: scenario NAME
 // (first, equal to the file's base name), title, edge (EDGE-CASES.md entry
 // numbers, as "B7, 8"), source REF: NOTE (repeatable), subject (the Plan's
-// default subject; default the first expected one), seed, deadline, access,
+// default subject; default the first expected one), seed, deadline, quiet,
+// kubelet readyAfter=DURATION, access,
 // param key=value (repeatable, Plan.SubjectParams) and faults (a
 // sim.FaultPolicy in YAML flow or JSON, durations as "1.5s").
 //
 // The timeline: `object BODY` adds an initial object; `at TIME ACTOR OP
 // [RESOURCE] [NS/NAME] [key=value ...] [BODY]` adds a sim.Step (keys:
 // resource, ns, name, target, code, verb, lag, for, midReconcile,
-// patchType). A BODY is YAML or JSON, either inline from the first "{" (it
+// patchType; target=subject aims a fault at the subject under test,
+// whatever its name). A BODY is YAML or JSON, either inline from the first "{" (it
 // may continue on the next lines until its braces balance) or as the
 // indented lines right below the directive. It is the object of create and
 // update, the patch of patch.

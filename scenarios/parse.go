@@ -35,7 +35,7 @@ func (e *ParseError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.
 func (e *ParseError) Unwrap() error { return ErrSyntax }
 
 // directives lists the header directives, for error messages.
-var directives = []string{"scenario", "title", "edge", "source", "subject", "seed", "deadline", "access", "param", "faults", "object", "at"}
+var directives = []string{"scenario", "title", "edge", "source", "subject", "seed", "deadline", "quiet", "kubelet", "access", "param", "faults", "object", "at"}
 
 // stepKeys are the key=value arguments of an `at` step.
 var stepKeys = []string{"resource", "ns", "name", "target", "code", "verb", "lag", "for", "midReconcile", "patchType"}
@@ -272,7 +272,7 @@ func (p *parser) directive(l line) error {
 		return p.errf(l.n, "the first directive must be `scenario NAME`, got %q", word)
 	}
 	switch word {
-	case "scenario", "title", "subject", "seed", "deadline", "access", "faults":
+	case "scenario", "title", "subject", "seed", "deadline", "quiet", "kubelet", "access", "faults":
 		if p.sawTimeline {
 			return p.errf(l.n, "%s must come before the first `object` or `at` line (header directives go at the top)", word)
 		}
@@ -345,6 +345,21 @@ func (p *parser) directive(l line) error {
 		}
 		p.s.Plan.Deadline = sim.Duration(d)
 		p.deadlineLine = l.n
+	case "quiet":
+		p.flush(BlockIntro, 0)
+		d, err := time.ParseDuration(rest)
+		if err != nil || d <= 0 {
+			return p.errf(l.n, "quiet %q: give a positive Go duration, as `quiet 45s` (how long nothing must happen for the run to end)", rest)
+		}
+		p.s.Plan.Quiet = sim.Duration(d)
+	case "kubelet":
+		p.flush(BlockIntro, 0)
+		k, v, ok := strings.Cut(rest, "=")
+		d, err := time.ParseDuration(v)
+		if !ok || k != "readyAfter" || err != nil || d < 0 {
+			return p.errf(l.n, "kubelet %q: write `kubelet readyAfter=1s` (the kubelet marks each Pod Running and Ready that long after it sees it)", rest)
+		}
+		p.s.Plan.Kubelet = &sim.Kubelet{ReadyAfter: sim.Duration(d)}
 	case "access":
 		p.flush(BlockIntro, 0)
 		if rest != "direct" && rest != "http" {
@@ -503,6 +518,9 @@ func (p *parser) step(l line, rest string) error {
 			st.Name = v
 		case "target":
 			st.Target = v
+			if v == TargetSubject {
+				p.s.subjectTargets = append(p.s.subjectTargets, len(p.s.Plan.Steps))
+			}
 		case "verb":
 			st.Verb = v
 		case "patchType":
@@ -609,6 +627,7 @@ func (p *parser) finish() error {
 	if s.Plan.Subject == "" {
 		s.Plan.Subject = s.Expect[0].Subject
 	}
+	s.Plan = s.PlanFor(s.Plan.Subject)
 	if p.deadlineLine > 0 && s.Plan.Deadline.D() < p.lastStepAt {
 		return p.errf(p.deadlineLine, "deadline %s is before the last step (at %s): make it later", s.Plan.Deadline, p.lastStepAt)
 	}

@@ -22,6 +22,8 @@ source   k/k#1: the first
 source   k/k PR #2
 seed     42
 deadline 1m
+quiet    45s
+kubelet  readyAfter=1s
 param    workers=2
 faults   {latency: {kind: fixed, max: 100}, expireOnRewatch: 0.5}
 
@@ -63,7 +65,7 @@ func TestParseReadsEveryDirectiveOfAWellFormedFile(t *testing.T) {
 		t.Errorf("sources = %+v", s.Sources)
 	}
 	p := s.Plan
-	if p.Version != sim.PlanVersion || p.Seed != 42 || p.Deadline.D() != time.Minute || p.SubjectParams["workers"] != "2" {
+	if p.Version != sim.PlanVersion || p.Seed != 42 || p.Deadline.D() != time.Minute || p.Quiet.D() != 45*time.Second || p.Kubelet == nil || p.Kubelet.ReadyAfter.D() != time.Second || p.SubjectParams["workers"] != "2" {
 		t.Errorf("plan header = %+v", p)
 	}
 	if p.Subject != "bellerophon" {
@@ -99,8 +101,8 @@ func TestParseReadsEveryDirectiveOfAWellFormedFile(t *testing.T) {
 	if !p.Steps[4].MidReconcile || p.Steps[5].Code != 429 || p.Steps[5].Verb != "list" {
 		t.Errorf("steps 4, 5 = %+v %+v", p.Steps[4], p.Steps[5])
 	}
-	if s.StepLines[1] != 27 || s.ObjectLines[0] != 16 {
-		t.Errorf("step 1 line = %d (want 27), object line = %d (want 16)", s.StepLines[1], s.ObjectLines[0])
+	if s.StepLines[1] != 29 || s.ObjectLines[0] != 18 {
+		t.Errorf("step 1 line = %d (want 29), object line = %d (want 18)", s.StepLines[1], s.ObjectLines[0])
 	}
 	if s.Narrative[0].Kind != BlockIntro || s.Narrative[0].Text != "Intro paragraph one,\nstill one.\n\nIntro paragraph two." {
 		t.Errorf("intro = %+v", s.Narrative[0])
@@ -111,7 +113,7 @@ func TestParseReadsEveryDirectiveOfAWellFormedFile(t *testing.T) {
 	if got := s.Subjects(); strings.Join(got, ",") != "bellerophon,naivecache" {
 		t.Errorf("subjects = %q", got)
 	}
-	if e := s.ExpectedFor("bellerophon"); len(e) != 2 || e[1].Invariant != "tombstones" || e[1].Status != invariants.Fail || e[1].Line != 34 {
+	if e := s.ExpectedFor("bellerophon"); len(e) != 2 || e[1].Invariant != "tombstones" || e[1].Status != invariants.Fail || e[1].Line != 36 {
 		t.Errorf("expectations = %+v", e)
 	}
 }
@@ -136,6 +138,7 @@ func TestParseErrorsNameTheLineAndWhatToDo(t *testing.T) {
 		{"no steps", head + tail, "x.txt:5: no steps"},
 		{"header after timeline", head + "at 1s user delete pods a\nseed 3\n" + tail, "x.txt:5: seed must come before the first `object` or `at` line"},
 		{"duplicate header", head + "seed 1\nseed 2\n", "x.txt:5: seed given twice (first on line 4)"},
+		{"bad kubelet", head + "kubelet ready=1s\n", "x.txt:4: kubelet \"ready=1s\": write `kubelet readyAfter=1s`"},
 		{"edge out of range", "scenario x\ntitle t\nedge 29\n", "x.txt:3: edge \"29\": give EDGE-CASES.md entry numbers 1..28"},
 		{"deadline before last step", head + "deadline 1s\nat 2s user delete pods a\n" + tail, "x.txt:4: deadline 1s is before the last step (at 2s)"},
 		{"stray indented line", head + "  apiVersion: v1\n", "x.txt:4: unexpected indented line"},
@@ -165,8 +168,8 @@ func TestCompareReportsOnlyVerdictsThatDifferFromTheExpectation(t *testing.T) {
 		{Invariant: "tombstones", Status: invariants.Pass, Reason: "every tombstone was unwrapped"},
 		{Invariant: "per-object-order", Status: invariants.Fail},
 	})
-	if len(got) != 1 || got[0].Invariant != "tombstones" || got[0].Want != invariants.Fail || got[0].Got != invariants.Pass || got[0].Line != 34 {
-		t.Errorf("mismatches = %+v, want only tombstones (want fail, got pass, line 34); per-object-order is not judged", got)
+	if len(got) != 1 || got[0].Invariant != "tombstones" || got[0].Want != invariants.Fail || got[0].Got != invariants.Pass || got[0].Line != 36 {
+		t.Errorf("mismatches = %+v, want only tombstones (want fail, got pass, line 36); per-object-order is not judged", got)
 	}
 	got = s.Compare("bellerophon", []invariants.Verdict{{Invariant: "eventual-convergence", Status: invariants.Pass}})
 	if len(got) != 1 || got[0].Got != "" || !strings.Contains(got[0].String(), "no verdict was returned") {
@@ -178,6 +181,21 @@ func TestCompareReportsOnlyVerdictsThatDifferFromTheExpectation(t *testing.T) {
 	})
 	if len(got) != 1 || got[0].Invariant != "b" || got[0].Want != invariants.Unknown {
 		t.Errorf("a * expectation: mismatches = %+v, want b only", got)
+	}
+}
+
+func TestTargetSubjectAimsAFaultAtTheSubjectUnderTest(t *testing.T) {
+	text := "scenario x\ntitle t\nedge 7\nat 1s faults break pods target=subject\nat 2s faults break pods target=kubelet\n----\nbellerophon: eventual-convergence=pass\n"
+	s, err := Parse("data/x.txt", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Plan.Steps[0].Target; got != "bellerophon" {
+		t.Errorf("default plan: target %q, want the default subject bellerophon", got)
+	}
+	p := s.PlanFor("bellerophon/no-uid-check")
+	if p.Steps[0].Target != "bellerophon/no-uid-check" || p.Steps[1].Target != "kubelet" {
+		t.Errorf("PlanFor: targets %q, %q; want the subject's name, then kubelet unchanged", p.Steps[0].Target, p.Steps[1].Target)
 	}
 }
 

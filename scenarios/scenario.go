@@ -34,7 +34,15 @@ type Scenario struct {
 	StepLines []int
 	// ObjectLines[i] is the line of Plan.Objects[i] in File.
 	ObjectLines []int
+
+	// subjectTargets are the steps written with target=subject.
+	subjectTargets []int
 }
+
+// TargetSubject, as a step's target in a scenario file, stands for the
+// subject under test: a fault aimed at "the controller" whichever subject
+// runs (subjects' clients are named after them, "bellerophon/no-uid-check").
+const TargetSubject = "subject"
 
 // Source is one upstream reference.
 type Source struct {
@@ -116,13 +124,17 @@ func (s *Scenario) ExpectedFor(subject string) []Expectation {
 	return out
 }
 
-// PlanFor returns a copy of the scenario's Plan that runs subject. The copy
+// PlanFor returns a copy of the scenario's Plan that runs subject, with the
+// steps written with target=subject aimed at subject's client. The copy
 // shares no slice or map with the scenario.
 func (s *Scenario) PlanFor(subject string) sim.Plan {
 	p := s.Plan
 	p.Subject = subject
 	p.Objects = append(p.Objects[:0:0], p.Objects...)
 	p.Steps = append(p.Steps[:0:0], p.Steps...)
+	for _, i := range s.subjectTargets {
+		p.Steps[i].Target = subject
+	}
 	if p.SubjectParams != nil {
 		m := make(map[string]string, len(p.SubjectParams))
 		for k, v := range p.SubjectParams {

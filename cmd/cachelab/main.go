@@ -22,6 +22,7 @@ func main() {
 		klog.LogToStderr(false)
 		klog.SetOutput(io.Discard)
 	}
+	lab.PrepareClientGo()
 	env := &cli.Env{
 		Stdout: os.Stdout,
 		Stderr: os.Stderr,

@@ -11,6 +11,11 @@ import (
 	"github.com/cachelab/cachelab/scenarios"
 )
 
+func TestMain(m *testing.M) {
+	lab.PrepareClientGo() // as main does
+	os.Exit(m.Run())
+}
+
 // run calls the command's entry function in-process, as main does, with a
 // host that runs bubbles under t.
 func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
