@@ -21,6 +21,11 @@ import (
 
 // Client makes requests to a Server under a name. It is safe for concurrent
 // use.
+//
+// Objects it returns (and delivers on watches) are the caller's own copies:
+// typed for built-in kinds, with apiVersion and kind cleared as client-go's
+// typed clients decode them; *unstructured.Unstructured with apiVersion and
+// kind for CRDs, as the dynamic client returns them.
 type Client struct {
 	s    *Server
 	name string
@@ -102,7 +107,28 @@ func (c *Client) write(ctx context.Context, req RequestInfo, okCode int, apply f
 		return nil, terr
 	}
 	c.answerLocked(&req, nil, okCode)
-	return obj, nil
+	return asTypedClientSees(obj), nil
+}
+
+// asTypedClientSees clears apiVersion and kind of a typed object (and of a
+// typed list's items), as client-go's typed clients decode them
+// (runtime.WithoutVersionDecoder); unstructured objects keep theirs, as the
+// dynamic client does. obj must be owned by the caller.
+func asTypedClientSees(obj runtime.Object) runtime.Object {
+	switch obj.(type) {
+	case nil, runtime.Unstructured:
+		return obj
+	}
+	obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+	if meta.IsListType(obj) {
+		_ = meta.EachListItem(obj, func(item runtime.Object) error {
+			if _, ok := item.(runtime.Unstructured); !ok {
+				item.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+			}
+			return nil
+		})
+	}
+	return obj
 }
 
 func (c *Client) request(verb string, gvr schema.GroupVersionResource, sub, ns, name string) RequestInfo {
@@ -158,7 +184,7 @@ func (c *Client) Get(ctx context.Context, gvr schema.GroupVersionResource, ns, n
 	if err != nil {
 		return nil, err
 	}
-	return obj, nil
+	return asTypedClientSees(obj), nil
 }
 
 // List lists objects, honouring every ListOptions field.
@@ -188,7 +214,7 @@ func (c *Client) List(ctx context.Context, gvr schema.GroupVersionResource, ns s
 	s.observeLocked(Observation{Kind: ObsList, Request: &req, Resource: gvr, Namespace: ns,
 		RV: info.RV, Lag: info.Lag, Count: info.Count})
 	c.answerLocked(&req, nil, http.StatusOK)
-	return obj, nil
+	return asTypedClientSees(obj), nil
 }
 
 // Update replaces an object; a stale resourceVersion gets 409 Conflict.

@@ -88,7 +88,7 @@ func newWatcher(s *Server, ctx context.Context, info WatcherInfo, filter func(st
 		wake:      make(chan struct{}, 1),
 		stopCh:    make(chan struct{}),
 		result:    make(chan watch.Event),
-		convert:   func(obj runtime.Object) runtime.Object { return obj.DeepCopyObject() },
+		convert:   func(obj runtime.Object) runtime.Object { return asTypedClientSees(obj.DeepCopyObject()) },
 	}
 }
 
