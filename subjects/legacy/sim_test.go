@@ -224,3 +224,34 @@ func TestInformerSubjectsRecoverFromACrashInTheMiddleOfAReconcile(t *testing.T) 
 		})
 	}
 }
+
+// TestInformerSubjectsSeeARecreateDuringA410GapAsOneUpdateWithANewUID is
+// EDGE-CASES 8 on the naive cache's failing plan: b deleted and recreated
+// while the watch is down arrives after the relist as one update from the
+// old UID to the new one (b-mirror, removed by the garbage collector, as a
+// tombstone); the mirror controller, which compares owner UIDs, creates the
+// new b's mirror and the run ends quiet.
+func TestInformerSubjectsSeeARecreateDuringA410GapAsOneUpdateWithANewUID(t *testing.T) {
+	for _, name := range subjects {
+		t.Run(name, func(t *testing.T) {
+			tr := st.Run(t, st.RecreateGapPlan(name))
+			st.RequireFullSimTrace(t, tr, name)
+			var uids []string
+			for _, w := range st.Find(tr, func(r sim.Record) bool { return r.Kind == sim.RecWrite && r.Name == "b" }) {
+				uids = append(uids, w.UID)
+			}
+			if len(uids) != 3 || uids[0] == uids[2] {
+				t.Fatalf("writes of b by UID %v: want create, delete, create with a new UID", uids)
+			}
+			swap := st.Find(tr, func(r sim.Record) bool {
+				return r.Kind == sim.RecHandler && r.Name == "b" && r.EventType == "MODIFIED" && r.OldUID == uids[0] && r.UID == uids[2]
+			})
+			if len(swap) != 1 {
+				t.Errorf("want one update of b from uid %s to %s, got %+v", uids[0], uids[2], swap)
+			}
+			if len(st.Find(tr, func(r sim.Record) bool { return r.Kind == sim.RecHandler && r.Name == "b" && r.EventType == "DELETED" })) != 0 {
+				t.Error("b's deletion reached the handler: the watch was not down")
+			}
+		})
+	}
+}

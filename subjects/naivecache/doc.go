@@ -79,6 +79,22 @@
 // flip to synced, after each relist, and whenever a worker leaves the queue
 // empty.
 //
+// # What goes wrong (each a test)
+//
+//   - Quiet is not caught up (EDGE-CASES 4): with watch events 1s late the
+//     signal says synced at 100ms, and the controller's own write is still in
+//     flight for a second (TestQuiescenceSaysSyncedWhileTheControllersOwnWriteIsInFlight,
+//     TestNaiveCacheUnderSimSaysSyncedBeforeItsOwnWriteIsDelivered).
+//   - A delete lost in a 410 gap is never noticed: the object stays in the
+//     map for good (TestNaiveCacheKeepsAnObjectDeletedDuringA410Gap,
+//     TestNaiveCacheUnderSimKeepsADeleteLostInA410Gap).
+//   - A delete and recreate in a 410 gap: the new object is swapped in
+//     ("create for key already cached: out of order?"), but the mirror the
+//     garbage collector removed stays cached, owned by the old UID; updating
+//     it gets 404 and the key is retried every second for ever
+//     (TestNaiveCacheRetriesForeverAMirrorDeletedDuringA410Gap). The informer
+//     subjects see one update with a new UID and a tombstone, and converge.
+//
 // # Parameters
 //
 // loopTime (Go duration, 10ms), quietFactor (10), workers (1), retryDelay

@@ -3,6 +3,7 @@ package naivecache
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -116,4 +117,38 @@ func TestNaiveCacheUnderLatencyAndDisconnectsLeavesAFullTrace(t *testing.T) {
 // subject lists again, waits for quiescence and finishes the work.
 func TestNaiveCacheRecoversFromACrashInTheMiddleOfAReconcile(t *testing.T) {
 	st.RequireRecoveryFromCrash(t, st.Run(t, st.CrashPlan(Name)), Name)
+}
+
+// TestNaiveCacheRetriesForeverAMirrorDeletedDuringA410Gap: b is deleted and
+// recreated while the watch is down, and the server's garbage collector
+// removes b-mirror with the old b. The naive relist swaps the new b in
+// ("create for key already cached") but keeps the dead b-mirror, owned by
+// the old UID; the controller tries to adopt it, the server answers 404,
+// and since nothing ever removes b-mirror from the map, the retry never
+// ends: the run reaches its deadline with a reconcile failing every
+// second. (Both informer subjects converge on the same plan.)
+func TestNaiveCacheRetriesForeverAMirrorDeletedDuringA410Gap(t *testing.T) {
+	tr := st.Run(t, st.RecreateGapPlan(Name))
+	if tr.Outcome != "deadline" {
+		t.Errorf("outcome %q, want deadline: the naive controller should never settle", tr.Outcome)
+	}
+	failed := st.Find(tr, func(r sim.Record) bool {
+		return r.Kind == sim.RecReconcile && r.Op == "end" && r.Key == "default/b" && strings.Contains(r.Result, "not found")
+	})
+	// One retry a second from 3s to the 30s deadline.
+	if len(failed) < 25 {
+		t.Errorf("%d failed reconciles of default/b, want one a second until the deadline", len(failed))
+	}
+	var stale *sim.ObjectState
+	for _, o := range st.CacheAtEnd(t, tr, Name) {
+		if o.Name == "b-mirror" {
+			stale = &o
+		}
+	}
+	if stale == nil || stale.Owner == "" || slices.Contains(st.ServerNames(t, tr, "configmaps"), "b-mirror") {
+		t.Errorf("want b-mirror in the naive cache (owned by the old b) and not on the server; cache %v", st.CacheAtEnd(t, tr, Name))
+	}
+	if d, _ := st.Last(tr, sim.RecDesired); d.Value {
+		t.Error("desired == actual at the end: the new b got a mirror after all")
+	}
 }

@@ -201,3 +201,21 @@ func RequireRecoveryFromCrash(t *testing.T, tr *sim.Trace, subject string) {
 	}
 	requireFullSimTrace(t, tr, subject, 1)
 }
+
+// RecreateGapPlan deletes b and creates it again (a new UID) while the
+// subject's watch events are delayed 1s, then expires the watch at once:
+// neither the delete nor the create reaches the subject through the watch,
+// and the server's garbage collector has removed b-mirror (owned by the old
+// b) meanwhile. The deadline is 30s.
+func RecreateGapPlan(subject string) *sim.Plan {
+	return &sim.Plan{Version: sim.PlanVersion, Seed: 1, Subject: subject,
+		Objects: []json.RawMessage{CM("b", map[string]string{"k": "old"})},
+		Faults:  sim.FaultPolicy{Latency: sim.Distribution{Kind: "fixed", Max: At(time.Second)}},
+		Steps: []sim.Step{
+			{At: At(3 * time.Second), Actor: "user", Op: "delete", Resource: "configmaps", Namespace: "default", Name: "b"},
+			{At: At(3 * time.Second), Actor: "user", Op: "create", Object: CM("b", map[string]string{"k": "new"})},
+			{At: At(3 * time.Second), Actor: "faults", Op: "expire", Resource: "configmaps", Target: subject},
+		},
+		Deadline: At(30 * time.Second),
+	}
+}
