@@ -253,3 +253,40 @@ func TestObjectTrackerServesClientGoObjectReaction(t *testing.T) {
 		}
 	})
 }
+
+// TestTypedObjectsComeWithoutTypeMetaAsClientGoDecodesThem: like client-go's
+// typed clients, the server's typed answers and watch events carry no
+// apiVersion/kind, while the dynamic client's unstructured ones do.
+func TestTypedObjectsComeWithoutTypeMetaAsClientGoDecodesThem(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, _ := newServer(t, fakeapi.Options{})
+		c := s.Client("test")
+		mustNamespace(t, c, "a")
+		w, err := c.Watch(t.Context(), cmGVR, "a", metav1.ListOptions{ResourceVersion: itoa(s.ResourceVersion())})
+		if err != nil {
+			t.Fatal(err)
+		}
+		created := mustCreateCM(t, c, "a", "x", nil)
+		ev := <-w.ResultChan()
+		w.Stop()
+		list, err := c.List(t.Context(), cmGVR, "a", metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		typed := map[string]metav1.TypeMeta{
+			"create": created.TypeMeta,
+			"watch":  ev.Object.(*corev1.ConfigMap).TypeMeta,
+			"list":   list.(*corev1.ConfigMapList).TypeMeta,
+			"item":   list.(*corev1.ConfigMapList).Items[0].TypeMeta,
+		}
+		for what, tm := range typed {
+			if tm != (metav1.TypeMeta{}) {
+				t.Errorf("%s: TypeMeta = %+v, want empty", what, tm)
+			}
+		}
+		u, err := c.Dynamic().Resource(cmGVR).Namespace("a").Get(t.Context(), "x", metav1.GetOptions{})
+		if err != nil || u.GetAPIVersion() != "v1" || u.GetKind() != "ConfigMap" {
+			t.Errorf("dynamic get = %v, %v; want apiVersion v1, kind ConfigMap", u, err)
+		}
+	})
+}
