@@ -73,9 +73,12 @@ func TestDeltaFIFOSubjectSeesSyncedWhileHandlingTheLastInitialItem(t *testing.T)
 		if hb < sigs[1].Pos {
 			t.Errorf("initial handler call for b at %d, want after fifo-synced=true at %d\n%s", hb, sigs[1].Pos, st.Dump(recs))
 		}
+		// The workers' wait (cache.WaitFor on the channel) and the process
+		// call race from the moment the channel closes: the note comes after
+		// the false sample, in either order with the true one.
 		start := position(recs, func(r sim.Record) bool { return r.Kind == sim.RecNote && strings.HasPrefix(r.Detail, "workers start") })
-		if start < 0 || start < sigs[1].Pos {
-			t.Errorf("workers should start after the channel closed\n%s", st.Dump(recs))
+		if start < sigs[0].Pos {
+			t.Errorf("workers should start once the channel closed\n%s", st.Dump(recs))
 		}
 		cancel()
 		synctest.Wait()

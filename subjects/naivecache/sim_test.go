@@ -93,11 +93,12 @@ func GapPlan(subject string) *sim.Plan {
 // TestNaiveCacheUnderLatencyAndDisconnectsLeavesAFullTrace: with random
 // latency, broken watches and 410s on re-watch (seeded), the naive subject
 // keeps running: it re-watches, relists, and its trace holds every kind of
-// record, with at least one fault injected.
+// record, with at least one fault injected. (Whether it converges depends
+// on whether a delete falls into a 410 gap: see the tests above.)
 func TestNaiveCacheUnderLatencyAndDisconnectsLeavesAFullTrace(t *testing.T) {
 	tr := st.Run(t, st.FaultyPlan(Name, 3))
-	if tr.Outcome != "quiet" {
-		t.Fatalf("outcome %q, want quiet", tr.Outcome)
+	if tr.Outcome != "quiet" && tr.Outcome != "deadline" {
+		t.Fatalf("outcome %q, want quiet or deadline", tr.Outcome)
 	}
 	for _, kind := range []sim.RecordKind{sim.RecHandler, sim.RecQueue, sim.RecReconcile, sim.RecSignal, sim.RecCache, sim.RecNote} {
 		if len(st.Find(tr, func(r sim.Record) bool { return r.Kind == kind && r.Actor == Name })) == 0 {
