@@ -251,7 +251,10 @@ type pipeWatch struct {
 	once sync.Once
 }
 
-func (p *pipeWatch) Stop()                          { p.once.Do(func() { close(p.stop) }) }
+// Stop ends the script goroutine; it may be called more than once.
+func (p *pipeWatch) Stop() { p.once.Do(func() { close(p.stop) }) }
+
+// ResultChan returns the scripted events; it closes when the script ends.
 func (p *pipeWatch) ResultChan() <-chan watch.Event { return p.ch }
 
 // Expired is a watch ERROR event saying 410 Expired.
