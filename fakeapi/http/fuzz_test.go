@@ -22,7 +22,7 @@ var fuzzMethods = []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPT
 // and every non-2xx answer must be a v1 Status whose code is the HTTP code.
 func FuzzHandler(f *testing.F) {
 	for _, s := range []struct {
-		method                         uint8
+		method                        uint8
 		path, query, ct, accept, body string
 	}{
 		{0, "/api/v1/namespaces/a/configmaps", "labelSelector=a%3Db&limit=1", "", "", ""},
