@@ -456,7 +456,7 @@ func TestUpdateWithANewUIDResetsExpectations(t *testing.T) {
 	}{{NoBug, true}, {NoUIDCheck, false}} {
 		t.Run(string(tc.bug)+"correct", func(t *testing.T) {
 			e := newExpectations(tc.bug == NoUIDCheck)
-			c := &Controller{bug: tc.bug, expectations: e, lastWritten: map[string]*unstructured.Unstructured{}, signals: newSignals(recorder{}, time.Second)}
+			c := &Controller{bug: tc.bug, expectations: e, lastWritten: map[string]*unstructured.Unstructured{}, vanished: map[string]int{}, holds: map[string]createHold{}, signals: newSignals(recorder{}, time.Second)}
 			e.Expect("default/a", "uid1", 3, 0)
 			old := &unstructured.Unstructured{}
 			old.SetNamespace("default")

@@ -17,9 +17,16 @@
 //   - keeps ReplicaSet-style expectations (expectations.go), so a Pod
 //     informer that lags behind the controller's own creates and deletes
 //     never causes duplicates;
-//   - gates ConfigMap writes on the informer's store resourceVersion having
-//     reached the controller's own last ConfigMap write (read-your-writes,
-//     KEP-5647), since the ConfigMap has no expectations;
+//   - reads its own writes (KEP-5647): ConfigMap writes wait until the
+//     informer's store resourceVersion reaches the controller's last
+//     ConfigMap write (the ConfigMap has no expectations), and a status is
+//     compared with the controller's own last write when the cache has not
+//     caught up with it;
+//   - ignores updates that change nothing it acts on (labels, annotations,
+//     the echo of its own status write);
+//   - recreates a child someone else deleted only after a growing hold, so
+//     that a cached owner already deleted on the server (whose new children
+//     the garbage collector deletes at once) cannot make it loop;
 //   - compares UIDs, so a Bellerophon deleted and recreated under the same
 //     name (possibly seen as one update after a relist) is a new object;
 //   - unwraps cache.DeletedFinalStateUnknown tombstones;

@@ -86,20 +86,24 @@ func (e *expectations) CreationObserved(key string, uid types.UID) {
 }
 
 // DeletionObserved lowers the expected deletes of key by one, if the record
-// is for uid.
-func (e *expectations) DeletionObserved(key string, uid types.UID) {
-	e.lower(key, uid, 0, 1)
+// is for uid. It reports whether a delete was expected.
+func (e *expectations) DeletionObserved(key string, uid types.UID) bool {
+	return e.lower(key, uid, 0, 1)
 }
 
-func (e *expectations) lower(key string, uid types.UID, add, del int64) {
+// lower lowers the counts and reports whether the one lowered was above
+// zero (the add or delete was expected).
+func (e *expectations) lower(key string, uid types.UID, add, del int64) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	r, found := e.records[key]
 	if !found || (!e.byNameOnly && r.uid != uid) {
-		return
+		return false
 	}
+	expected := (add > 0 && r.add > 0) || (del > 0 && r.del > 0)
 	r.add -= add
 	r.del -= del
+	return expected
 }
 
 // Delete forgets key's record (the Bellerophon is gone or was replaced by

@@ -255,8 +255,28 @@ func (c *Controller) deletePod(obj any) {
 	if ref == nil {
 		return
 	}
-	c.expectations.DeletionObserved(key.String(), ref.UID)
+	if !c.expectations.DeletionObserved(key.String(), ref.UID) {
+		c.childVanished(key)
+	}
 	c.enqueue(key)
+}
+
+// childVanished notes that a child of key was deleted by someone else (a
+// user, or the garbage collector because the owner the cache still shows
+// is gone); the next reconcile holds re-creations (see holdCreates).
+func (c *Controller) childVanished(key cache.ObjectName) {
+	c.mu.Lock()
+	c.vanished[key.String()]++
+	c.mu.Unlock()
+}
+
+// takeVanished returns and resets the count of key's vanished children.
+func (c *Controller) takeVanished(key cache.ObjectName) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.vanished[key.String()]
+	delete(c.vanished, key.String())
+	return n
 }
 
 // addConfigMap enqueues the owner of a ConfigMap.
@@ -277,6 +297,10 @@ func (c *Controller) deleteConfigMap(obj any) {
 		_ = obj.(*corev1.ConfigMap) // the bug: panics on a tombstone
 	}
 	if m := c.unwrap(obj); m != nil {
+		// The controller never deletes its ConfigMap: someone else did.
+		if key, ref := ownerKey(m); ref != nil {
+			c.childVanished(key)
+		}
 		c.enqueueConfigMapOwner(m)
 	}
 }

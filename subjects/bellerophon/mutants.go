@@ -47,10 +47,12 @@ const (
 	// creates more (EDGE 1: k/k#113763, PR #113985).
 	InformerSynced Bug = "informer-synced"
 
-	// StaleStatus writes status from the cached copy with its
-	// resourceVersion cleared, so the server applies it unconditionally: a
-	// status written by someone else after the cache's copy is silently
-	// overwritten, a lost update (EDGE 25).
+	// StaleStatus writes status computed from the cached copy as a merge
+	// patch of the status subresource, without a resourceVersion
+	// precondition (a PUT without one is refused for custom resources), so
+	// the server applies it unconditionally: conditions written by someone
+	// else after the cache's copy are silently replaced, a lost update
+	// (EDGE 25).
 	StaleStatus Bug = "stale-status"
 
 	// FinalizerNeverRemoved cleans the backup of a terminating Bellerophon
@@ -69,18 +71,22 @@ const (
 	// caught up, and the workers act on empty caches (EDGE 4).
 	QuiescenceSynced Bug = "quiescence-synced"
 
-	// DropsConflicts treats 409 Conflict as done: it forgets the key and
-	// returns nil, counting on a later event to bring the key back. The
-	// event it counts on may be its own write's echo, which the controller
-	// rightly ignores, so the status it failed to write stays stale
+	// DropsConflicts treats 409 Conflict as done: it does not retry, forgets
+	// the key and returns nil, counting on a later event to bring the key
+	// back. The write that caused the conflict may bring no event the
+	// controller acts on (a label added by someone else: the update filter
+	// rightly ignores it), so the status it failed to write stays stale
 	// (EDGE 25).
 	DropsConflicts Bug = "drops-conflicts"
 
-	// NoReadYourWrites acts on a ConfigMap lister read right after its own
-	// ConfigMap write instead of waiting until the informer's store
-	// resourceVersion reaches that write: it recreates a ConfigMap it just
-	// created (409 AlreadyExists) or updates from the stale copy (409
-	// Conflict), and requeues on the error (EDGE 24: KEP-5647).
+	// NoReadYourWrites acts on lister reads that predate its own last
+	// write: it compares the status it computes with the cached copy even
+	// when its own newer status write has not reached the cache, so it
+	// takes "unchanged" for a status it already replaced and leaves the
+	// server with the older one (a Degraded that never clears); and it
+	// writes the ConfigMap without waiting until the informer's store
+	// resourceVersion reaches its last ConfigMap write (409 AlreadyExists
+	// or Conflict). EDGE 24: KEP-5647.
 	NoReadYourWrites Bug = "no-read-your-writes"
 )
 
