@@ -38,7 +38,8 @@
 // Both use client-go's rate-limited workqueue and record handler calls,
 // queue operations, reconciles ("start"/"end"), signals, and cache snapshots
 // (when workers start and whenever a worker leaves the queue empty). Both
-// implement sim.Converger with the mirror controller's desired state.
+// implement sim.Converger with the mirror controller's desired state, and
+// sim.CacheSnapshotter with their store, named after the subject.
 // Parameters: workers (1), namespace ("" = all), and for informer-realfifo
 // only handlerDelay (Go duration, 0: how long every handler call takes, as a
 // slow handler). legacy-deltafifo refuses handlerDelay: its handler runs

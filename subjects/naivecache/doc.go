@@ -77,7 +77,8 @@
 // records; the FIFO's add/get/done/requeue are queue records; each reconcile
 // has a "start" and an "end" record; a cache snapshot is recorded at each
 // flip to synced, after each relist, and whenever a worker leaves the queue
-// empty.
+// empty; the map is also the subject's sim.CacheSnapshotter cache,
+// "naivecache", snapshotted by the sim at the end of a run.
 //
 // # What goes wrong (each a test)
 //
