@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -242,6 +243,107 @@ func TestConvergesUnderLatencyAndDisconnects(t *testing.T) {
 				t.Errorf("before the delete, after the faults: desired = %v (%s), want true", d.Value, d.Detail)
 			}
 			checkEnd(t, tr, p.Subject)
+		})
+	}
+}
+
+// TestInvalidBellerophonIsRejectedByTheServerUnderTheSim creates a
+// Bellerophon with negative replicas and one with an empty version through
+// a plan: the server answers 422 (the CRD's Validate, through sim's
+// adapter), nothing is written, and the controller creates nothing.
+func TestInvalidBellerophonIsRejectedByTheServerUnderTheSim(t *testing.T) {
+	p := basePlan("invalid-specs", bellerophon.SubjectName)
+	p.Steps = []sim.Step{
+		{At: at(time.Second), Actor: "user", Op: "create", Object: bphJSON("neg", -1, "1", nil)},
+		{At: at(2 * time.Second), Actor: "user", Op: "create", Object: bphJSON("noversion", 1, "", nil)},
+	}
+	tr := run(t, p)
+	var codes []int
+	notes := map[string]bool{}
+	for _, r := range tr.Records {
+		if r.Kind == sim.RecRequest && r.Actor == "user" && r.Verb == "create" {
+			codes = append(codes, r.Code)
+		}
+		if r.Kind == sim.RecNote && r.Actor == "user" {
+			notes[r.Detail] = true
+		}
+		if r.Kind == sim.RecWrite && r.Resource != "events" {
+			t.Errorf("write %s %s/%s: an invalid object reached the store or the controller acted", r.Verb, r.Resource, r.Name)
+		}
+	}
+	if len(codes) != 2 || codes[0] != 422 || codes[1] != 422 {
+		t.Errorf("answers to the two creates = %v, want [422 422]", codes)
+	}
+	var sawReplicas, sawVersion bool
+	for n := range notes {
+		sawReplicas = sawReplicas || strings.Contains(n, "spec.replicas")
+		sawVersion = sawVersion || strings.Contains(n, "spec.version")
+	}
+	if !sawReplicas || !sawVersion {
+		t.Errorf("step failure notes %v, want one naming spec.replicas and one naming spec.version", notes)
+	}
+}
+
+// TestSignalsAreRecordedAndWorkersWaitForTheHandlers reads the sync
+// signals of a restart with a slow handler: the correct controller starts
+// its workers only after every registration synced, while the
+// informer-synced mutant starts them when the stores are full and the
+// handlers still lag.
+func TestSignalsAreRecordedAndWorkersWaitForTheHandlers(t *testing.T) {
+	for _, tc := range []struct {
+		subject string
+		waits   string
+	}{
+		{bellerophon.SubjectName, bellerophon.SignalHandlerSynced},
+		{bellerophon.SubjectName + "/" + string(bellerophon.InformerSynced), bellerophon.SignalInformerSynced},
+	} {
+		t.Run(tc.subject, func(t *testing.T) {
+			p := basePlan("restart-with-a-slow-handler", tc.subject, bphJSON("a", 3, "1", nil))
+			p.SubjectParams = map[string]string{bellerophon.ParamHandlerDelay: "50ms"}
+			p.Steps = []sim.Step{
+				{At: at(10 * time.Second), Actor: "controller", Op: "crash"},
+				{At: at(11 * time.Second), Actor: "controller", Op: "restart"},
+			}
+			tr := run(t, p)
+			// After the restart: when did each aggregate signal flip, and
+			// when did the workers start?
+			flip := map[string]time.Duration{}
+			var start time.Duration
+			for _, r := range tr.Records {
+				if r.At.D() < 11*time.Second || r.Actor != tc.subject {
+					continue
+				}
+				if r.Kind == sim.RecSignal && r.Resource == "" && r.Value {
+					if _, seen := flip[r.Signal]; !seen {
+						flip[r.Signal] = r.At.D()
+					}
+				}
+				if r.Kind == sim.RecNote && strings.HasPrefix(r.Detail, "starting") && start == 0 {
+					start = r.At.D()
+					if !strings.Contains(r.Detail, tc.waits) {
+						t.Errorf("workers started with %q, want after %s", r.Detail, tc.waits)
+					}
+				}
+			}
+			inf, okI := flip[bellerophon.SignalInformerSynced]
+			hdl, okH := flip[bellerophon.SignalHandlerSynced]
+			if !okI || !okH || start == 0 {
+				t.Fatalf("after the restart: informer-synced at %v (%v), handler-synced at %v (%v), workers at %v; want all recorded", inf, okI, hdl, okH, start)
+			}
+			// 3 Pods x 50ms in the Pod handler: the handlers lag the stores.
+			if hdl-inf < 100*time.Millisecond {
+				t.Errorf("handler-synced %v after informer-synced, want at least 100ms with a 50ms handler and 3 Pods", hdl-inf)
+			}
+			want := hdl
+			if tc.waits == bellerophon.SignalInformerSynced {
+				want = inf
+			}
+			if start != want {
+				t.Errorf("workers started at %v, want at %s (%v)", start, tc.waits, want)
+			}
+			if _, ok := flip[bellerophon.SignalRVSynced]; !ok {
+				t.Errorf("rv-synced never recorded true after the restart")
+			}
 		})
 	}
 }

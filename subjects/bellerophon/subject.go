@@ -7,11 +7,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/cachelab/cachelab/sim"
 	"github.com/cachelab/cachelab/subjects/bellerophon/apis/lab/v1alpha1"
@@ -100,14 +102,19 @@ func (o Options) WithParams(params map[string]string) (Options, error) {
 }
 
 // Subject runs a Bellerophon Controller under the sim. It implements
-// sim.Subject and sim.Converger.
+// sim.Subject, sim.Converger and sim.CacheSnapshotter.
 type Subject struct {
 	opts Options
+
+	mu sync.Mutex
+	// c is the controller of the current process start.
+	c *Controller
 }
 
 var (
-	_ sim.Subject   = (*Subject)(nil)
-	_ sim.Converger = (*Subject)(nil)
+	_ sim.Subject          = (*Subject)(nil)
+	_ sim.Converger        = (*Subject)(nil)
+	_ sim.CacheSnapshotter = (*Subject)(nil)
 )
 
 // NewSubject returns a Subject that builds a Controller with opts (overlaid
@@ -125,8 +132,36 @@ func (s *Subject) Start(ctx context.Context, env sim.Env) error {
 	if err != nil {
 		return err
 	}
+	s.mu.Lock()
+	s.c = c
+	s.mu.Unlock()
 	go func() { _ = c.Run(ctx) }()
 	return nil
+}
+
+// SnapshotCaches returns the content of the controller's three informer
+// stores, each named by its resource as the handler records name it.
+func (s *Subject) SnapshotCaches() []sim.CacheSnapshot {
+	s.mu.Lock()
+	c := s.c
+	s.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	var out []sim.CacheSnapshot
+	for _, x := range []struct {
+		resource string
+		inf      cache.SharedIndexInformer
+	}{{ResourceBellerophons, c.bphInformer}, {ResourcePods, c.podInformer}, {ResourceConfigMaps, c.cmInformer}} {
+		snap := sim.CacheSnapshot{Name: x.resource}
+		for _, obj := range x.inf.GetStore().List() {
+			if st, ok := sim.ObjectStateOf(x.resource, obj); ok {
+				snap.Objects = append(snap.Objects, st)
+			}
+		}
+		out = append(out, snap)
+	}
+	return out
 }
 
 // Desired reports whether the server's state is what the controller wants:
