@@ -1,160 +1,84 @@
 package sim
 
-import "encoding/json"
+import (
+	"io"
+
+	"github.com/cachelab/cachelab/sim/plan"
+)
+
+// The Plan and its parts are defined in package sim/plan (dependency-free,
+// so its reader fuzzes fast); these aliases make them sim's own names.
+type (
+	// Plan is everything needed to reproduce a run (see plan.Plan).
+	Plan = plan.Plan
+	// Step is one thing that happens at a virtual time (see plan.Step).
+	Step = plan.Step
+	// FaultPolicy are the random faults' parameters (see plan.FaultPolicy).
+	FaultPolicy = plan.FaultPolicy
+	// ContractBreaking are faults that break the API's promises.
+	ContractBreaking = plan.ContractBreaking
+	// Distribution is a delay distribution (see plan.Distribution).
+	Distribution = plan.Distribution
+	// Kubelet configures the pod-readiness actor.
+	Kubelet = plan.Kubelet
+	// Competitor configures the informer-fed competing writer.
+	Competitor = plan.Competitor
+	// Duration is a time.Duration written in JSON as "1.5s".
+	Duration = plan.Duration
+	// PlanError is one problem with a plan (file, line, field, message).
+	PlanError = plan.PlanError
+)
 
 // PlanVersion is the version of the Plan format this code reads and writes.
-const PlanVersion = 1
+const PlanVersion = plan.PlanVersion
 
-// Plan is everything needed to reproduce a run. Same Plan + same code = same
-// fault schedule. It is plain JSON; LoadPlan rejects unknown fields and bad
-// values with an error naming the field and the allowed values.
-type Plan struct {
-	// Version must be PlanVersion.
-	Version int `json:"version"`
-	// Name labels the run ("tombstone-after-410", "random-42").
-	Name string `json:"name,omitempty"`
-	// Seed is the root of every random choice of the run.
-	Seed uint64 `json:"seed"`
-	// Subject is a registered subject's name (see RegisterSubject).
-	Subject string `json:"subject"`
-	// SubjectParams are passed to the subject as Env.Params.
-	SubjectParams map[string]string `json:"subjectParams,omitempty"`
-	// Access is how clients reach the server: "direct" (default: the store
-	// through fakeapi's ListerWatcher and clientsets) or "http" (the REST
-	// handler over an in-memory pipe, once served).
-	Access string `json:"access,omitempty"`
-	// Objects exist on the server before anything starts (typed JSON with
-	// apiVersion and kind).
-	Objects []json.RawMessage `json:"objects,omitempty"`
-	// Steps happen at virtual times, in order of At (ties in list order).
-	Steps []Step `json:"steps"`
-	// Faults are the fault policy's parameters.
-	Faults FaultPolicy `json:"faults"`
-	// Deadline is the virtual time after which the run stops even if not
-	// quiet. Optional; default 5m.
-	Deadline Duration `json:"deadline,omitempty"`
-	// Quiet is how long nothing but bookmarks must happen for the run to be
-	// quiet (after the timeline, and for wait-quiet steps). Optional;
-	// default 10s.
-	Quiet Duration `json:"quiet,omitempty"`
-	// Kubelet, when set, runs the "kubelet" actor: an informer on Pods that
-	// moves every Pod to phase Running with condition Ready after a delay.
-	Kubelet *Kubelet `json:"kubelet,omitempty"`
-	// Competitor, when set, runs an informer-fed competing writer under the
-	// client name "competitor" (besides the competitor's steps).
-	Competitor *Competitor `json:"competitor,omitempty"`
-}
+// Defaults applied by LoadPlan (and Run) to fields left empty.
+const (
+	// DefaultAccess is the access path of a plan that names none.
+	DefaultAccess = plan.DefaultAccess
+	// DefaultDeadline is the virtual deadline of a plan that sets none.
+	DefaultDeadline = plan.DefaultDeadline
+	// DefaultQuiet is the quiet period of a plan that sets none.
+	DefaultQuiet = plan.DefaultQuiet
+)
 
-// Competitor configures the informer-fed competing writer: another
-// controller that keeps every object of one resource in the shape of a
-// JSON merge patch. Whenever its informer shows an object that the patch
-// would change, it applies the patch, Delay after seeing it. Against a
-// subject that wants another value, that is a write war (EDGE-CASES 26).
-type Competitor struct {
-	// Resource is the resource it watches and writes ("configmaps").
-	Resource string `json:"resource"`
-	// Patch is the JSON merge patch it enforces.
-	Patch json.RawMessage `json:"patch"`
-	// Delay is how long after seeing an object it patches it. Optional;
-	// default 0.
-	Delay Duration `json:"delay,omitempty"`
-}
+// The values plan fields may take (see package plan).
+var (
+	// Actors are the names a Step's Actor may take.
+	Actors = plan.Actors
+	// FailNextCodes are the status codes fail-next can inject.
+	FailNextCodes = plan.FailNextCodes
+	// ErrorCodesAllowed are the codes FaultPolicy.ErrorCodes may list.
+	ErrorCodesAllowed = plan.ErrorCodesAllowed
+	// DefaultErrorCodes are the codes of random request errors when
+	// FaultPolicy.ErrorCodes is empty.
+	DefaultErrorCodes = plan.DefaultErrorCodes
+	// Verbs are the verbs fail-next may name.
+	Verbs = plan.Verbs
+	// WriteVerbs are the verbs timeout-next-write may name.
+	WriteVerbs = plan.WriteVerbs
+	// PatchTypes are the values of Step.PatchType.
+	PatchTypes = plan.PatchTypes
+	// DistributionKinds are the values of Distribution.Kind.
+	DistributionKinds = plan.DistributionKinds
+	// AccessPaths are the values of Plan.Access.
+	AccessPaths = plan.AccessPaths
+)
 
-// Kubelet configures the pod-readiness actor.
-type Kubelet struct {
-	// ReadyAfter is how long after the kubelet first sees a Pod it sets
-	// status.phase=Running and the Ready condition (through UpdateStatus).
-	ReadyAfter Duration `json:"readyAfter,omitempty"`
-}
+func init() { plan.KnownSubjects = subjectNames }
 
-// Step is one thing that happens at a virtual time.
-type Step struct {
-	// At is the virtual time since the start of the run.
-	At Duration `json:"at"`
-	// Actor performs the step: "user", "competitor", "kubelet" (API
-	// operations), "faults" (fault injection) or "controller" (crash,
-	// restart of the subject).
-	Actor string `json:"actor"`
-	// Op is the operation. API operations: create, update, patch, delete,
-	// update-status. Faults: disconnect, break, expire (410 on the watch),
-	// compact, stale-replica, fail-next, timeout-next-write, hold, release.
-	// Controller: crash, restart. Any actor: wait-quiet.
-	Op string `json:"op"`
-	// Resource is the resource of an API operation or the watches a fault
-	// targets ("pods", "configmaps", "bellerophons"); "" = all.
-	Resource  string `json:"resource,omitempty"`
-	Namespace string `json:"namespace,omitempty"`
-	Name      string `json:"name,omitempty"`
-	// Object is the object of create/update (JSON with apiVersion and kind).
-	Object json.RawMessage `json:"object,omitempty"`
-	// Patch is the body of a patch; PatchType is "merge" (default), "json"
-	// or "strategic".
-	Patch     json.RawMessage `json:"patch,omitempty"`
-	PatchType string          `json:"patchType,omitempty"`
-	// Target names the client whose watches a fault hits ("" = all clients).
-	Target string `json:"target,omitempty"`
-	// Code is the HTTP status of fail-next (429, 500, 503, 504).
-	Code int `json:"code,omitempty"`
-	// Verb is the verb fail-next and timeout-next-write apply to.
-	Verb string `json:"verb,omitempty"`
-	// Lag is the stale replica's lag in revisions (stale-replica).
-	Lag int64 `json:"lag,omitempty"`
-	// For is how long a fault lasts (stale-replica, hold); 0 = until undone.
-	For Duration `json:"for,omitempty"`
-	// MidReconcile makes a crash wait until the subject is inside a reconcile.
-	MidReconcile bool `json:"midReconcile,omitempty"`
-}
+// LoadPlan reads a plan (see plan.LoadPlan): strict JSON, errors naming the
+// line, field and allowed values, defaults applied.
+func LoadPlan(r io.Reader) (*Plan, error) { return plan.LoadPlan(r) }
 
-// FaultPolicy are the parameters of the random faults the policy draws from
-// the plan's seed. The zero value injects no random fault.
-type FaultPolicy struct {
-	// Latency is the watch-event delay distribution; each watcher draws its
-	// own delays, so streams interleave differently (cross-object
-	// reordering). Order within one stream is always kept.
-	Latency Distribution `json:"latency"`
-	// DisconnectEvery, when non-zero, breaks each watch after a delay drawn
-	// uniformly from [0, 2*DisconnectEvery].
-	DisconnectEvery Duration `json:"disconnectEvery,omitempty"`
-	// ExpireOnRewatch is the probability that a re-watch gets 410 Expired.
-	ExpireOnRewatch float64 `json:"expireOnRewatch,omitempty"`
-	// StaleReplicaLag, when non-zero, serves lists at resourceVersion "0"
-	// from a replica this many revisions behind.
-	StaleReplicaLag int64 `json:"staleReplicaLag,omitempty"`
-	// ErrorRate is the probability that a request fails with one of
-	// ErrorCodes (default 429, 500, 503).
-	ErrorRate  float64 `json:"errorRate,omitempty"`
-	ErrorCodes []int   `json:"errorCodes,omitempty"`
-	// UnknownOutcomeRate is the probability that a write is applied but
-	// reported to the client as a timeout.
-	UnknownOutcomeRate float64 `json:"unknownOutcomeRate,omitempty"`
-	// ContractBreaking faults are never drawn unless set here; they are
-	// labelled contract-breaking in the trace.
-	ContractBreaking ContractBreaking `json:"contractBreaking"`
-	// Until is the virtual time after which no random fault is drawn any
-	// more (latency and stale replicas stay), so the system can settle;
-	// faults are drawn up to and including Until. Optional; default: the
-	// time of the last step. Timeline fault steps are not affected.
-	Until Duration `json:"until,omitempty"`
-}
+// LoadPlanFile reads the plan file at path (see plan.LoadPlanFile).
+func LoadPlanFile(path string) (*Plan, error) { return plan.LoadPlanFile(path) }
 
-// ContractBreaking are faults that break the API's promises.
-type ContractBreaking struct {
-	// DropRate is the probability that a watch event is silently dropped.
-	DropRate float64 `json:"dropRate,omitempty"`
-	// DuplicateRate is the probability that a watch event is sent twice.
-	DuplicateRate float64 `json:"duplicateRate,omitempty"`
-	// ReorderInStream lets events of one stream overtake each other.
-	ReorderInStream bool `json:"reorderInStream,omitempty"`
-}
-
-// Distribution is a delay distribution.
-type Distribution struct {
-	// Kind is "none" (default), "fixed", "uniform" or "exponential".
-	Kind string `json:"kind,omitempty"`
-	// Min and Max bound uniform; Max is the fixed value for fixed and the
-	// cap for exponential.
-	Min Duration `json:"min,omitempty"`
-	Max Duration `json:"max,omitempty"`
-	// Mean is the mean of exponential.
-	Mean Duration `json:"mean,omitempty"`
+// subjectNames lists the registered subjects' names.
+func subjectNames() []string {
+	var names []string
+	for _, s := range Subjects() {
+		names = append(names, s.Name)
+	}
+	return names
 }

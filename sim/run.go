@@ -91,14 +91,14 @@ func RunInBubble(ctx context.Context, p *Plan) (*Trace, error) {
 		return nil, errors.New("sim: nil plan")
 	}
 	plan := p.Clone()
-	plan.normalize()
+	plan.Normalize()
 	plan.ApplyDefaults()
 	tr := &Trace{Version: TraceVersion, Plan: plan}
 	fail := func(err error) (*Trace, error) {
 		tr.Outcome = "error: " + err.Error()
 		return tr, err
 	}
-	if err := joinPlanErrors(plan.validate()); err != nil {
+	if err := plan.Validate(); err != nil {
 		return fail(fmt.Errorf("sim: bad plan: %w", err))
 	}
 	info, ok := LookupSubject(plan.Subject)

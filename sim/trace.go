@@ -1,9 +1,6 @@
 package sim
 
-import (
-	"encoding/json"
-	"time"
-)
+import "encoding/json"
 
 // TraceVersion is the version of the Trace format written by this code.
 const TraceVersion = 1
@@ -149,13 +146,3 @@ type ObjectState struct {
 	// Owner is the UID of the controller ownerReference, if any.
 	Owner string `json:"owner,omitempty"`
 }
-
-// Duration is a time.Duration that reads and writes JSON as a Go duration
-// string ("1.5s"); a bare number is read as nanoseconds.
-type Duration time.Duration
-
-// D returns d as a time.Duration.
-func (d Duration) D() time.Duration { return time.Duration(d) }
-
-// String formats d as time.Duration does.
-func (d Duration) String() string { return time.Duration(d).String() }

@@ -1,10 +1,12 @@
-package sim
+package plan
 
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,6 +21,8 @@ type jsonIndex struct {
 	data []byte
 	offs map[string]int64
 	errs []*PlanError
+	// newlines are the offsets of the data's newlines (nil: not computed).
+	newlines []int64
 }
 
 var (
@@ -32,9 +36,17 @@ func indexJSON(data []byte, root reflect.Type) *jsonIndex {
 	ix := &jsonIndex{data: data, offs: map[string]int64{}}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	_ = ix.walk(dec, "", root)
+	_ = ix.walk(dec, "", root, 0)
 	return ix
 }
+
+// maxDepth bounds the nesting the index follows with field paths (a plan
+// needs a handful of levels; raw objects are skipped without paths). Deeper
+// input is an error: following it would build ever longer paths.
+const maxDepth = 64
+
+// errTooDeep stops a walk that went past maxDepth.
+var errTooDeep = errors.New("plan: too deeply nested")
 
 // start returns the offset of the next token at or after off.
 func (ix *jsonIndex) start(off int64) int64 {
@@ -49,12 +61,26 @@ func (ix *jsonIndex) start(off int64) int64 {
 	return off
 }
 
-// line returns the 1-based line of offset off.
+// line returns the 1-based line of offset off (a binary search over the
+// offsets of newlines, found once).
 func (ix *jsonIndex) line(off int64) int {
-	if off > int64(len(ix.data)) {
-		off = int64(len(ix.data))
+	if ix.newlines == nil {
+		ix.newlines = []int64{}
+		for i, c := range ix.data {
+			if c == '\n' {
+				ix.newlines = append(ix.newlines, int64(i))
+			}
+		}
 	}
-	return bytes.Count(ix.data[:off], []byte("\n")) + 1
+	n, _ := slices.BinarySearch(ix.newlines, off)
+	return n + 1
+}
+
+// addErr records a problem; past a bound, problems are counted, not kept.
+func (ix *jsonIndex) addErr(e *PlanError) {
+	if len(ix.errs) < 4*maxPlanErrors {
+		ix.errs = append(ix.errs, e)
+	}
 }
 
 // lineOf returns the line of path, or of its nearest indexed ancestor; 0 if
@@ -87,12 +113,18 @@ func joinPath(parent, key string) string {
 	return parent + "." + key
 }
 
-// walk reads one value at path, of Go type t (nil: not checked).
-func (ix *jsonIndex) walk(dec *json.Decoder, path string, t reflect.Type) error {
+// walk reads one value at path, of Go type t (nil: not checked), depth
+// levels deep.
+func (ix *jsonIndex) walk(dec *json.Decoder, path string, t reflect.Type, depth int) error {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	off := ix.start(dec.InputOffset())
+	if depth > maxDepth {
+		ix.addErr(&PlanError{Field: path, Line: ix.line(off),
+			Msg: fmt.Sprintf("nested deeper than %d levels: a plan has a handful", maxDepth)})
+		return errTooDeep
+	}
 	if _, ok := ix.offs[path]; !ok {
 		ix.offs[path] = off
 	}
@@ -113,7 +145,7 @@ func (ix *jsonIndex) walk(dec *json.Decoder, path string, t reflect.Type) error 
 			raw = []byte(fmt.Sprint(v))
 		}
 		if _, err := parseDurationJSON(raw); err != nil {
-			ix.errs = append(ix.errs, &PlanError{Field: path, Line: ix.line(off), Msg: err.Error()})
+			ix.addErr(&PlanError{Field: path, Line: ix.line(off), Msg: err.Error()})
 		}
 		if d, ok := tok.(json.Delim); ok {
 			return ix.skip(dec, d)
@@ -155,16 +187,16 @@ func (ix *jsonIndex) walk(dec *json.Decoder, path string, t reflect.Type) error 
 				ft, known := fields[key]
 				switch {
 				case !known:
-					ix.errs = append(ix.errs, &PlanError{Field: child, Line: ix.line(koff),
+					ix.addErr(&PlanError{Field: child, Line: ix.line(koff),
 						Msg: fmt.Sprintf("unknown field %q (known: %s)", key, strings.Join(sortedKeys(fields), ", "))})
 				case seen[key]:
-					ix.errs = append(ix.errs, &PlanError{Field: child, Line: ix.line(koff),
+					ix.addErr(&PlanError{Field: child, Line: ix.line(koff),
 						Msg: fmt.Sprintf("field %q given twice", key)})
 				}
 				seen[key] = true
 				ct = ft
 			}
-			if err := ix.walk(dec, child, ct); err != nil {
+			if err := ix.walk(dec, child, ct, depth+1); err != nil {
 				return err
 			}
 		}
@@ -176,7 +208,7 @@ func (ix *jsonIndex) walk(dec *json.Decoder, path string, t reflect.Type) error 
 			elem = t.Elem()
 		}
 		for i := 0; dec.More(); i++ {
-			if err := ix.walk(dec, path+"["+strconv.Itoa(i)+"]", elem); err != nil {
+			if err := ix.walk(dec, path+"["+strconv.Itoa(i)+"]", elem, depth+1); err != nil {
 				return err
 			}
 		}

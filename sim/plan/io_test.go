@@ -1,4 +1,4 @@
-package sim
+package plan
 
 import (
 	"bytes"
@@ -144,6 +144,7 @@ func TestPlanErrorsForBadValues(t *testing.T) {
 		{"trailing data", `{"version":1,"subject":"x"} {}`, `unexpected data after the plan object`},
 		{"empty", ``, `empty plan`},
 		{"duplicate field", `{"version":1,"subject":"x","subject":"y"}`, `subject: field "subject" given twice`},
+		{"deep nesting", `{"version":1,"subject":"x","subjectParams":` + strings.Repeat("[", 100000), `nested deeper than 64 levels`},
 		{"competitor patch", `{"version":1,"subject":"x","competitor":{"resource":"configmaps","patch":[1]}}`,
 			`competitor.patch: want a JSON object (a merge patch)`},
 	}

@@ -1,4 +1,4 @@
-package sim
+package plan
 
 import (
 	"bytes"
@@ -170,7 +170,7 @@ func loadPlan(r io.Reader, file string) (*Plan, error) {
 		off := ix.start(dec.InputOffset())
 		return nil, &PlanError{File: file, Line: ix.line(off), Msg: "unexpected data after the plan object"}
 	}
-	p.normalize()
+	p.Normalize()
 	p.ApplyDefaults()
 	errs := p.validate()
 	for _, e := range errs {
@@ -222,7 +222,7 @@ func (p *Plan) Save(w io.Writer) error {
 // naming the field and the allowed values.
 func (p *Plan) Validate() error {
 	q := p.Clone()
-	q.normalize()
+	q.Normalize()
 	q.ApplyDefaults()
 	return joinPlanErrors(q.validate())
 }
@@ -264,9 +264,10 @@ func (p *Plan) ApplyDefaults() {
 	}
 }
 
-// normalize makes equal plans equal as Go values: empty collections become
-// nil (Steps an empty slice) and raw JSON is compacted.
-func (p *Plan) normalize() {
+// Normalize makes equal plans equal as Go values, as LoadPlan returns
+// them: empty collections become nil (Steps an empty slice) and raw JSON is
+// compacted, so that a plan reads back from its JSON unchanged.
+func (p *Plan) Normalize() {
 	if len(p.SubjectParams) == 0 {
 		p.SubjectParams = nil
 	}
@@ -596,11 +597,14 @@ func joinInts(v []int) string {
 	return strings.Join(s, ", ")
 }
 
-// subjectNames lists the registered subjects' names.
+// KnownSubjects, when set, lists the registered subjects' names for error
+// messages (package sim sets it to its registry's names).
+var KnownSubjects func() []string
+
+// subjectNames lists the registered subjects' names, if known.
 func subjectNames() []string {
-	var names []string
-	for _, s := range Subjects() {
-		names = append(names, s.Name)
+	if KnownSubjects == nil {
+		return nil
 	}
-	return names
+	return KnownSubjects()
 }
