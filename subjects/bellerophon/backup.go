@@ -42,16 +42,19 @@ func NewBackupStore() *BackupStore {
 // Put creates or replaces the backup of e.UID. It reports whether anything
 // changed.
 func (b *BackupStore) Put(e BackupEntry) bool {
+	var cfg map[string]string // nil when empty, so that equal entries compare equal
+	for k, v := range e.Config {
+		if cfg == nil {
+			cfg = make(map[string]string, len(e.Config))
+		}
+		cfg[k] = v
+	}
+	e.Config = cfg
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if old, ok := b.entries[e.UID]; ok && reflect.DeepEqual(old, e) {
 		return false
 	}
-	cfg := make(map[string]string, len(e.Config))
-	for k, v := range e.Config {
-		cfg[k] = v
-	}
-	e.Config = cfg
 	b.entries[e.UID] = e
 	return true
 }

@@ -347,3 +347,39 @@ func TestSignalsAreRecordedAndWorkersWaitForTheHandlers(t *testing.T) {
 		})
 	}
 }
+
+// TestBackupStoreOutlivesARestart crashes and restarts the controller, then
+// deletes a: the new process finds the backup the old one took (it does not
+// take it again) and the finalizer removes it.
+func TestBackupStoreOutlivesARestart(t *testing.T) {
+	p := basePlan("restart-then-delete", bellerophon.SubjectName, bphJSON("a", 1, "1", nil))
+	p.Steps = []sim.Step{
+		{At: at(10 * time.Second), Actor: "controller", Op: "crash"},
+		{At: at(11 * time.Second), Actor: "controller", Op: "restart"},
+		user(20*time.Second, "delete", "bellerophons", "a"),
+	}
+	tr := run(t, p)
+	var before, between, after int
+	var last []sim.ObjectState
+	for _, r := range tr.Records {
+		if r.Kind != sim.RecCache || r.Handler != bellerophon.BackupCacheName {
+			continue
+		}
+		switch {
+		case r.At.D() < 10*time.Second:
+			before++
+		case r.At.D() < 20*time.Second:
+			between++
+		default:
+			after++
+		}
+		last = r.Objects
+	}
+	if before != 1 || between != 0 || after != 1 || len(last) != 0 {
+		t.Errorf("backup-store snapshots: %d before the crash, %d between restart and delete, %d after; last %+v; want 1, 0 (the restarted process shares the run's store), 1 and empty",
+			before, between, after, last)
+	}
+	if left := final(tr, bellerophon.ResourceBellerophons); len(left) != 0 {
+		t.Errorf("a left on the server: %+v", left)
+	}
+}
