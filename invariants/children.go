@@ -17,7 +17,7 @@ Checked at every create by the subject of a child in Options.ReplicaResource ` +
 	`may act on any version of the owner it could have read, the allowed count is the ` +
 	`largest spec.replicas among the owner's versions from the newest one the subject ` +
 	`had observed when its current reconcile started (RecReconcile "start"; the create ` +
-	`itself when there is none) to the latest. Scaling down is not a violation: only ` +
+	`itself when there is none; observed = given to one of its handlers) to the latest. Scaling down is not a violation: only ` +
 	`creates are judged. ` +
 	`Unknown when the subject creates no such child or no owner has spec.replicas.`
 
@@ -113,9 +113,11 @@ func sortedInts(m map[string]int) []int {
 	return out
 }
 
-// observations tracks, per UID, the highest RV the subject had observed (a
-// handler call, a delivered watch event, or its own write), per process
-// incarnation, with the history needed to ask "as of position p".
+// observations tracks, per UID, the highest RV a handler of the subject had
+// been given, per process incarnation, with the history needed to ask "as
+// of position p". Only handler calls count: the store (and so the lister)
+// holds a version before its handler call, not necessarily before the watch
+// event is delivered or the subject's own write returns.
 type observations struct {
 	subj    map[string]bool
 	inc     incarnations
@@ -142,7 +144,7 @@ func (o *observations) see(r sim.Record) {
 	if r.UID == "" || r.RV == 0 {
 		return
 	}
-	if r.Kind != sim.RecHandler && r.Kind != sim.RecDelivered && r.Kind != sim.RecWrite {
+	if r.Kind != sim.RecHandler {
 		return
 	}
 	h := o.hist[r.UID]

@@ -197,6 +197,10 @@ func eventualConvergence(tr *sim.Trace, opts Options) Verdict {
 	if len(desired) > 0 {
 		last := desired[len(desired)-1]
 		if !last.Value {
+			if w, ok := staleDesiredMirror(tr); ok {
+				return unknown(name, fmt.Sprintf("desired == actual is false at the end, but the sim's record of it cannot be trusted: its mirror of the server missed the removal of %s at position %d (an update emptying a terminating object's finalizers is recorded with its last state; only the DELETED watch event shows the removal)",
+					recKey(w), w.Pos))
+			}
 			why := last.Detail
 			if why == "" {
 				why = "no reason given"
@@ -272,4 +276,27 @@ func stableReconciliation(tr *sim.Trace, opts Options) Verdict {
 			from, len(writes), w.Verb, recKey(w)), append(firstN(writes, 10), last.Pos)...)
 	}
 	return pass(name, fmt.Sprintf("the subject made no write after desired == actual held and nothing else changed (from position %d)", from))
+}
+
+// staleDesiredMirror finds a write that removed an object although its
+// record looks like an update of a still-terminating object (the removal
+// shows only as a DELETED watch event), with no later write to that key:
+// the sim's mirror of the server, from which it computes RecDesired, judged
+// such writes from the record alone and still holds the object.
+func staleDesiredMirror(tr *sim.Trace) (sim.Record, bool) {
+	rm := removalsOf(tr)
+	stale := map[key]sim.Record{}
+	for _, r := range tr.Records {
+		if !isWrite(r) {
+			continue
+		}
+		delete(stale, recKey(r))
+		if rm.removes(r) && !removes(r) {
+			stale[recKey(r)] = r
+		}
+	}
+	for _, k := range sortedKeys(stale) {
+		return stale[k], true
+	}
+	return sim.Record{}, false
 }

@@ -152,3 +152,21 @@ func TestSnapshotOfAnExternalStoreIsNotComparedWithTheServer(t *testing.T) {
 		Objects: []sim.ObjectState{{Resource: "backups", Namespace: "ns", Name: "p", UID: h.parent.UID}}})
 	wantStatus(t, invariants.EventualConvergence(h.end().Trace("quiet")), invariants.Pass)
 }
+
+func TestDesiredRecordMadeStaleByAnUnseenRemovalIsUnknownForEventualConvergence(t *testing.T) {
+	// The sim computes desired == actual from the write records; an update
+	// that empties a terminating object's finalizers is recorded with the
+	// object's last state, so only the DELETED event shows it went.
+	h, p := finalizerRun()
+	h.b.Desired(ctrl, false, "Bellerophon ns/p is terminating and still carries "+fin)
+	gone := h.b.RemoveByUpdate(ctrl, p)
+	h.b.Sent(ctrl, "ctrl/bellerophons#1", "DELETED", gone)
+	tr := h.end().Trace("quiet")
+	wantStatus(t, invariants.EventualConvergence(tr), invariants.Unknown)
+	// Without the DELETED event nothing shows the removal: the verdict
+	// stands as recorded.
+	h2, p2 := finalizerRun()
+	h2.b.Desired(ctrl, false, "Bellerophon ns/p is terminating and still carries "+fin)
+	h2.b.Update(ctrl, "update", p2)
+	wantStatus(t, invariants.EventualConvergence(h2.end().Trace("quiet")), invariants.Fail)
+}

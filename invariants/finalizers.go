@@ -2,6 +2,7 @@ package invariants
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/cachelab/cachelab/sim"
 )
@@ -15,13 +16,16 @@ Checked: (1) the subject's finalizers are those it added in its own writes; no `
 	`object of RecFinal is terminating with one of them (a deletion younger than ` +
 	`Options.Bound at the end of a run cut short by its deadline excepted); (2) the ` +
 	`subject never creates an object whose controller owner was terminating when the ` +
-	`subject had already observed it terminating (a handler call, delivered event or ` +
-	`own write at or after the RV that set deletionTimestamp, in the same process ` +
-	`incarnation): a create racing with a deletion it could not have seen is not held ` +
+	`subject had already observed it terminating (a handler call at or after the RV ` +
+	`that set deletionTimestamp, in the same process incarnation): a create racing with a deletion it could not have seen is not held ` +
 	`against it, nor is a child of an owner already gone (the garbage collector ` +
 	`removes it). Unknown when ` +
 	`the subject added no finalizer (or the trace has no RecFinal) and created no owned ` +
-	`object.`
+	`object. (3) the subject's records outside the cluster (RecCache snapshots of a ` +
+	`store the server does not serve, such as Bellerophon's backups, keyed by the UID ` +
+	`of the object they belong to) hold nothing, at the end, for an object the server ` +
+	`removed: cleaning them is what the finalizer is for. An object whose finalizer ` +
+	`another actor removed is exempt.`
 
 func finalizers(tr *sim.Trace, opts Options) Verdict {
 	const name = NameFinalizers
@@ -37,13 +41,14 @@ func finalizers(tr *sim.Trace, opts Options) Verdict {
 	observed := map[string]int64{} // uid -> highest RV the subject saw, this incarnation
 	termRV := map[string]int64{}   // uid -> RV of the write that marked it terminating
 	lastInc := map[string]int{}
+	stripped := map[string]bool{} // uid -> another actor removed our finalizer
 	for _, r := range tr.Records {
 		if subj[r.Actor] {
 			if n := inc.of(r.Actor, r.Pos); n != lastInc[r.Actor] {
 				lastInc[r.Actor] = n
 				observed = map[string]int64{}
 			}
-			if (r.Kind == sim.RecHandler || r.Kind == sim.RecDelivered || r.Kind == sim.RecWrite) && r.RV > observed[r.UID] {
+			if r.Kind == sim.RecHandler && r.RV > observed[r.UID] {
 				observed[r.UID] = r.RV
 			}
 		}
@@ -65,6 +70,13 @@ func finalizers(tr *sim.Trace, opts Options) Verdict {
 			fin[f] = true
 			if subj[r.Actor] && !prevFin[r.UID][f] {
 				ours[f] = true
+			}
+		}
+		if !subj[r.Actor] && !r.ByGC {
+			for f := range prevFin[r.UID] {
+				if ours[f] && !fin[f] {
+					stripped[r.UID] = true // someone else removed our finalizer
+				}
 			}
 		}
 		prevFin[r.UID] = fin
@@ -103,5 +115,58 @@ func finalizers(tr *sim.Trace, opts Options) Verdict {
 			}
 		}
 	}
+	// (3) external records outlive nothing.
+	if hasFinal {
+		live := map[string]bool{}
+		for _, o := range final.Objects {
+			live[o.UID] = true
+		}
+		for _, c := range externalSnapshots(tr, subj) {
+			for _, e := range c.Objects {
+				pos, removed := removedAt[e.UID]
+				if e.UID == "" || live[e.UID] || !removed || stripped[e.UID] {
+					continue
+				}
+				if tr.Outcome != "quiet" && tr.End.D()-recAt(tr, pos).At.D() < opts.Bound {
+					continue
+				}
+				return fail(name, fmt.Sprintf("the subject's external store %q still holds %s for the object with UID %s, which was deleted at position %d: the finalizer's cleanup was skipped",
+					c.Handler, stateKey(e), e.UID, pos), c.Pos, pos)
+			}
+		}
+	}
 	return pass(name, fmt.Sprintf("the subject's %d finalizer(s) were all removed from deleted objects, and none of its %d owned create(s) was under a terminating owner", len(ours), ownedCreates))
+}
+
+// externalSnapshots returns the last snapshot of each subject store that
+// mirrors no server resource (the world outside the cluster), whatever the
+// process incarnation: such stores survive crashes.
+func externalSnapshots(tr *sim.Trace, subj map[string]bool) []sim.Record {
+	served := serverResources(tr)
+	external := map[[2]string]bool{}
+	for _, r := range tr.Records {
+		if r.Kind != sim.RecCache || !subj[r.Actor] {
+			continue
+		}
+		sc := scopeOf(tr, r)
+		ext := len(sc.resources) > 0
+		for res := range sc.resources {
+			ext = ext && !served[res]
+		}
+		if ext {
+			external[[2]string{r.Actor, r.Handler}] = true
+		}
+	}
+	last := map[[2]string]sim.Record{}
+	for _, r := range tr.Records {
+		if id := [2]string{r.Actor, r.Handler}; r.Kind == sim.RecCache && external[id] {
+			last[id] = r
+		}
+	}
+	out := make([]sim.Record, 0, len(last))
+	for _, r := range last {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Pos < out[j].Pos })
+	return out
 }

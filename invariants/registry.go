@@ -18,6 +18,7 @@ const (
 	NameNoDuplicateChildren  = "no-duplicate-children"
 	NameNoLostUpdates        = "no-lost-updates"
 	NameFinalizers           = "finalizers"
+	NameReadYourWrites       = "read-your-writes"
 	// NameSyncSoundnessPrefix prefixes the per-signal soundness verdicts:
 	// "sync-soundness/informer-synced", ...
 	NameSyncSoundnessPrefix = "sync-soundness/"
@@ -91,7 +92,8 @@ func All() []Invariant {
 		{Name: NameNoLostDeletes, Summary: "an object deleted on the server leaves every cache and handler view", Contract: contractLostDeletes, check: noLostDeletes},
 		{Name: NameNoDuplicateChildren, Summary: "no create makes the subject's live children exceed the parent's spec.replicas", Contract: contractChildren, check: noDuplicateChildren},
 		{Name: NameNoLostUpdates, Summary: "no subject write reverts another actor's change it never observed", Contract: contractLostUpdates, check: noLostUpdates},
-		{Name: NameFinalizers, Summary: "nothing is left terminating on our finalizer; no child is created under a terminating owner", Contract: contractFinalizers, check: finalizers},
+		{Name: NameFinalizers, Summary: "nothing is left terminating on our finalizer or in our external store; no child is created under an owner seen terminating", Contract: contractFinalizers, check: finalizers},
+		{Name: NameReadYourWrites, Summary: "the subject never collides (409) with its own earlier write: it waits for its cache to show its writes", Contract: contractReadYourWrites, check: readYourWrites},
 	}
 	for _, s := range SignalNames() {
 		out = append(out, syncInvariant(s))
@@ -159,6 +161,9 @@ func NoDuplicateChildren(tr *sim.Trace) Verdict { return mustLookup(NameNoDuplic
 
 // NoLostUpdates checks no-lost-updates.
 func NoLostUpdates(tr *sim.Trace) Verdict { return mustLookup(NameNoLostUpdates).Check(tr) }
+
+// ReadYourWrites checks read-your-writes.
+func ReadYourWrites(tr *sim.Trace) Verdict { return mustLookup(NameReadYourWrites).Check(tr) }
 
 // Finalizers checks finalizers with the default options.
 func Finalizers(tr *sim.Trace) Verdict { return mustLookup(NameFinalizers).Check(tr) }

@@ -229,3 +229,92 @@ func TestRemovalSeenOnlyAsADeletedWatchEventCountsAsARemoval(t *testing.T) {
 	wantPositions(t, v, snap.Pos)
 	wantStatus(t, invariants.Finalizers(tr), invariants.Pass)
 }
+
+// backups records a snapshot of ctrl's external backup store holding an
+// entry for each of objs (keyed by their UIDs).
+func backups(b *tracebuild.Builder, objs ...tracebuild.Obj) sim.Record {
+	var st []sim.ObjectState
+	for _, o := range objs {
+		st = append(st, sim.ObjectState{Resource: "backups", Namespace: o.Namespace, Name: o.Name, UID: o.UID})
+	}
+	return b.Add(sim.Record{Kind: sim.RecCache, Actor: ctrl, Handler: "backup-store", Objects: st})
+}
+
+func TestBackupCleanedBeforeTheFinalizerGoesPassesFinalizers(t *testing.T) {
+	h, p := finalizerRun()
+	backups(h.b, p)
+	h.b.Handle(ctrl, "bellerophons", "MODIFIED", p)
+	backups(h.b) // cleaned
+	p.Finalizers = nil
+	h.b.Update(ctrl, "update", p)
+	wantStatus(t, invariants.Finalizers(h.end().Trace("quiet")), invariants.Pass)
+}
+
+func TestBackupLeftForADeletedObjectFailsFinalizers(t *testing.T) {
+	// The no-uid-check mutant: the old incarnation's backup is never cleaned.
+	h, p := finalizerRun()
+	snap := backups(h.b, p)
+	p.Finalizers = nil
+	h.b.Update(ctrl, "update", p)
+	gone := h.b.Last()
+	v := invariants.Finalizers(h.end().Trace("quiet"))
+	wantStatus(t, v, invariants.Fail)
+	wantPositions(t, v, snap.Pos, gone)
+}
+
+func TestBackupLeftBecauseTheUserStrippedOurFinalizerIsNotHeldAgainstTheSubject(t *testing.T) {
+	h, p := finalizerRun()
+	backups(h.b, p)
+	p.Finalizers = nil
+	h.b.Update("user", "patch", p) // finalizers: null by hand
+	wantStatus(t, invariants.Finalizers(h.end().Trace("quiet")), invariants.Pass)
+}
+
+func TestConflictWithItsOwnEarlierWriteFailsReadYourWrites(t *testing.T) {
+	// EDGE 24: ctrl updates the parent's status from a copy older than its
+	// own last status write.
+	h := newHealthyRun()
+	p := h.parent
+	p.Status = map[string]any{"readyReplicas": 1}
+	h.b.Update(ctrl, "update/status", p)
+	own := h.b.Last()
+	bad := h.b.Add(sim.Record{Kind: sim.RecRequest, Actor: ctrl, Verb: "update/status", Resource: "bellerophons", Namespace: "ns", Name: "p", Code: 409, Reason: "Conflict"})
+	v := invariants.ReadYourWrites(h.end().Trace("quiet"))
+	wantStatus(t, v, invariants.Fail)
+	wantPositions(t, v, bad.Pos, own)
+}
+
+func TestRecreatingWhatItJustCreatedFailsReadYourWrites(t *testing.T) {
+	h := newHealthyRun()
+	h.b.Create(ctrl, tracebuild.Obj{Resource: "configmaps", Namespace: "ns", Name: "p-config", Owner: h.parent.UID})
+	bad := h.b.Add(sim.Record{Kind: sim.RecRequest, Actor: ctrl, Verb: "create", Resource: "configmaps", Namespace: "ns", Name: "p-config", Code: 409, Reason: "AlreadyExists"})
+	v := invariants.ReadYourWrites(h.end().Trace("quiet"))
+	wantStatus(t, v, invariants.Fail)
+	wantPositions(t, v, bad.Pos)
+}
+
+func TestConflictWithAnotherActorsWritePassesReadYourWrites(t *testing.T) {
+	h := newHealthyRun()
+	h.b.Request(ctrl, "update", "bellerophons", "ns", "p", 200)
+	p := h.parent
+	p.Spec = map[string]any{"version": "v2"}
+	h.b.Update("user", "update", p)
+	h.b.Add(sim.Record{Kind: sim.RecRequest, Actor: ctrl, Verb: "update/status", Resource: "bellerophons", Namespace: "ns", Name: "p", Code: 409, Reason: "Conflict"})
+	wantStatus(t, invariants.ReadYourWrites(h.end().Trace("quiet")), invariants.Pass)
+}
+
+func TestSubjectSendingNoWritesIsUnknownForReadYourWrites(t *testing.T) {
+	b := tracebuild.New(ctrl)
+	o := b.Create("user", tracebuild.Obj{Resource: "configmaps", Name: "a"})
+	b.Handle(ctrl, "configmaps", "ADDED", o)
+	wantStatus(t, invariants.ReadYourWrites(b.Trace("quiet")), invariants.Unknown)
+}
+
+func TestMainUpdateRacingItsOwnStatusWritePassesReadYourWrites(t *testing.T) {
+	h := newHealthyRun()
+	p := h.parent
+	p.Status = map[string]any{"readyReplicas": 2}
+	h.b.Update(ctrl, "update/status", p)
+	h.b.Add(sim.Record{Kind: sim.RecRequest, Actor: ctrl, Verb: "update", Resource: "bellerophons", Namespace: "ns", Name: "p", Code: 409, Reason: "Conflict"})
+	wantStatus(t, invariants.ReadYourWrites(h.end().Trace("quiet")), invariants.Pass)
+}

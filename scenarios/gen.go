@@ -23,7 +23,7 @@ import (
 func PlanGen(subject string) *rapid.Generator[sim.Plan] {
 	bell := genServesBellerophon(subject)
 	return rapid.Custom(func(t *rapid.T) sim.Plan {
-		g := &planGen{t: t, bell: bell}
+		g := &planGen{t: t, bell: bell, subject: subject}
 		p := sim.Plan{
 			Version:  sim.PlanVersion,
 			Name:     "rapid",
@@ -71,11 +71,12 @@ func genServesBellerophon(subject string) bool {
 // planGen is the state of one PlanGen draw: which names the plan has made
 // live or deleted so far.
 type planGen struct {
-	t    *rapid.T
-	bell bool
-	live []string
-	gone []string
-	next int
+	t       *rapid.T
+	bell    bool
+	subject string
+	live    []string
+	gone    []string
+	next    int
 }
 
 func (g *planGen) ms(label string, lo, hi int) sim.Duration {
@@ -127,15 +128,21 @@ func (g *planGen) pick(names []string) (string, int) {
 	return names[i], i
 }
 
-// The ops a step draws, simplest first (rapid shrinks toward 0).
-var genOps = []string{"create", "scale", "reversion", "delete", "break", "expire", "compact", "crash"}
+// The ops a step draws, simplest first (rapid shrinks toward 0). The last
+// three are compound: a recreation during a watch gap (EDGE 8: hold the
+// subject's Pods, break its watches, delete the object, strip its
+// finalizers, create it again, compact so the re-watch gets 410), a
+// competing writer editing the object's child (EDGE 26), and a create
+// followed at once by a delete (children of a terminating owner, EDGE 11).
+var genOps = []string{"create", "scale", "reversion", "reconfig", "delete", "break", "expire", "compact", "crash",
+	"recreate-in-gap", "competitor", "create-delete"}
 
 // step draws one step at time at (two for a crash: crash, then restart)
 // and returns the time of the last one.
 func (g *planGen) step(at time.Duration) ([]sim.Step, time.Duration) {
 	st := sim.Step{At: sim.Duration(at)}
 	op := genOps[rapid.IntRange(0, len(genOps)-1).Draw(g.t, "op")]
-	if len(g.live) == 0 && (op == "scale" || op == "reversion" || op == "delete") {
+	if len(g.live) == 0 && op != "create" && op != "create-delete" && op != "break" && op != "expire" && op != "compact" && op != "crash" {
 		op = "create"
 	}
 	switch op {
@@ -150,7 +157,7 @@ func (g *planGen) step(at time.Duration) ([]sim.Step, time.Duration) {
 			name = g.newName()
 		}
 		st.Actor, st.Op, st.Object = "user", "create", g.object(name)
-	case "scale", "reversion":
+	case "scale", "reversion", "reconfig":
 		name, _ := g.pick(g.live)
 		var patch map[string]any
 		switch {
@@ -158,14 +165,41 @@ func (g *planGen) step(at time.Duration) ([]sim.Step, time.Duration) {
 			patch = map[string]any{"data": map[string]any{"n": fmt.Sprint(rapid.IntRange(0, 9).Draw(g.t, "data"))}}
 		case op == "scale":
 			patch = map[string]any{"spec": map[string]any{"replicas": rapid.IntRange(0, 4).Draw(g.t, "replicas")}}
-		default:
+		case op == "reversion":
 			patch = map[string]any{"spec": map[string]any{"version": fmt.Sprintf("v%d", rapid.IntRange(1, 4).Draw(g.t, "version"))}}
+		default:
+			patch = map[string]any{"spec": map[string]any{"config": map[string]any{"colour": fmt.Sprintf("c%d", rapid.IntRange(0, 3).Draw(g.t, "colour"))}}}
 		}
-		b, err := json.Marshal(patch)
-		if err != nil {
-			panic(fmt.Sprintf("scenarios: generated patch does not marshal: %v", err))
+		st.Actor, st.Op, st.Resource, st.Namespace, st.Name, st.Patch = "user", "patch", g.resource(), "default", name, mustJSON(patch)
+	case "recreate-in-gap":
+		name, _ := g.pick(g.live)
+		var steps []sim.Step
+		if g.bell {
+			steps = append(steps, sim.Step{At: st.At, Actor: "faults", Op: "hold", Resource: "pods", Target: g.subject, For: g.ms("hold-ms", 0, 30000)})
 		}
-		st.Actor, st.Op, st.Resource, st.Namespace, st.Name, st.Patch = "user", "patch", g.resource(), "default", name, b
+		steps = append(steps,
+			sim.Step{At: st.At, Actor: "faults", Op: "break", Target: g.subject},
+			sim.Step{At: st.At, Actor: "user", Op: "delete", Resource: g.resource(), Namespace: "default", Name: name},
+			sim.Step{At: st.At, Actor: "user", Op: "patch", Resource: g.resource(), Namespace: "default", Name: name,
+				Patch: mustJSON(map[string]any{"metadata": map[string]any{"finalizers": nil}})},
+			sim.Step{At: st.At, Actor: "user", Op: "create", Object: g.object(name)},
+			sim.Step{At: st.At, Actor: "faults", Op: "compact"})
+		return steps, at
+	case "competitor":
+		name, _ := g.pick(g.live)
+		child := name + "-mirror"
+		if g.bell {
+			child = name + "-config"
+		}
+		st.Actor, st.Op, st.Resource, st.Namespace, st.Name = "competitor", "patch", "configmaps", "default", child
+		st.Patch = mustJSON(map[string]any{"metadata": map[string]any{"labels": map[string]any{"team": fmt.Sprintf("t%d", rapid.IntRange(0, 3).Draw(g.t, "team"))}}})
+	case "create-delete":
+		name := g.newName()
+		g.live = g.live[:len(g.live)-1]
+		g.gone = append(g.gone, name)
+		del := sim.Step{At: st.At + g.ms("delete-after-ms", 0, 500), Actor: "user", Op: "delete", Resource: g.resource(), Namespace: "default", Name: name}
+		st.Actor, st.Op, st.Object = "user", "create", g.object(name)
+		return []sim.Step{st, del}, del.At.D()
 	case "delete":
 		name, i := g.pick(g.live)
 		g.live = append(g.live[:i:i], g.live[i+1:]...)
@@ -179,4 +213,12 @@ func (g *planGen) step(at time.Duration) ([]sim.Step, time.Duration) {
 		return []sim.Step{st, restart}, restart.At.D()
 	}
 	return []sim.Step{st}, at
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("scenarios: generated JSON does not marshal: %v", err))
+	}
+	return b
 }

@@ -1,0 +1,234 @@
+package invariants_test
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/cachelab/cachelab/invariants"
+	"github.com/cachelab/cachelab/scenarios"
+	"github.com/cachelab/cachelab/sim"
+)
+
+// The lab's own measurements, opt-in so that `make test` stays fast:
+//
+//	CACHELAB_MUTATION=1 go test ./invariants -run TestMutationScore -v [-rapid.checks=100]
+//	CACHELAB_HASSYNCED=1000 go test ./invariants -run TestHasSyncedComparison -v
+
+// teachingSubjects are subjects that exist to fail in instructive ways; the
+// mutation score reports them next to the mutants, without requiring them
+// to be found.
+var teachingSubjects = []string{"naivecache", "legacy-deltafifo"}
+
+// TestMutationScore runs the combined property (every subject invariant)
+// against every mutant, the teaching subjects and the real Bellerophon,
+// each in a child process (rapid.Check fails the test it runs in), and
+// reports per subject whether a failing plan was found, the CPU time to the
+// first failing plan, and the size of the shrunk plan. Every mutant must be
+// found; the real Bellerophon must not be.
+func TestMutationScore(t *testing.T) {
+	if os.Getenv("CACHELAB_MUTATION") == "" {
+		t.Skip("set CACHELAB_MUTATION=1 to measure the mutation score (add -rapid.checks=N for the budget)")
+	}
+	checks := flag.Lookup("rapid.checks").Value.String()
+	var names []string
+	want := map[string]string{}
+	for _, s := range sim.Subjects() {
+		switch {
+		case s.Name == "bellerophon":
+			want[s.Name] = "holds"
+		case s.Mutant:
+			want[s.Name] = "found"
+		case slices.Contains(teachingSubjects, s.Name):
+			want[s.Name] = "teaching"
+		default:
+			continue
+		}
+		names = append(names, s.Name)
+	}
+	dir := t.TempDir()
+	var rows []mutantResult
+	var bad []string
+	for _, name := range names {
+		out := filepath.Join(dir, strings.ReplaceAll(name, "/", "_")+".json")
+		args := []string{"-test.run=^TestPropertyOfOneSubject$", "-rapid.checks=" + checks, "-rapid.nofailfile"}
+		if seed := flag.Lookup("rapid.seed"); seed != nil && seed.Value.String() != "0" {
+			args = append(args, "-rapid.seed="+seed.Value.String())
+		}
+		cmd := exec.Command(os.Args[0], args...)
+		cmd.Env = append(os.Environ(), "CACHELAB_PROPERTY_SUBJECT="+name, "CACHELAB_PROPERTY_OUT="+out)
+		log, _ := cmd.CombinedOutput() // a found mutant fails the child: expected
+		var res mutantResult
+		b, err := os.ReadFile(out)
+		if err == nil {
+			err = json.Unmarshal(b, &res)
+		}
+		if err != nil {
+			t.Errorf("%s: the child process left no result (%v); its output ends:\n%s", name, err, tail(string(log), 20))
+			res = mutantResult{Subject: name}
+		}
+		rows = append(rows, res)
+		switch {
+		case want[name] == "found" && !res.Found:
+			bad = append(bad, name+" (mutant not found)")
+		case want[name] == "holds" && res.Found:
+			bad = append(bad, name+" (false alarm on the real controller: "+strings.Join(res.Invariants, ", ")+")")
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Mutation score, -rapid.checks=%s per subject (combined property: every subject invariant)\n\n", checks)
+	fmt.Fprintf(&b, "| subject | expected | found | invariant(s) failing the shrunk plan | CPU to first failure | shrunk plan steps | plans run |\n|---|---|---|---|---|---|---|\n")
+	var cpus []time.Duration
+	found, mutants := 0, 0
+	for _, r := range rows {
+		cpu, steps := "-", "-"
+		if r.Found {
+			cpu = r.FirstFail.Round(time.Millisecond).String()
+			steps = strconv.Itoa(r.ShrunkSteps)
+		}
+		if want[r.Subject] == "found" {
+			mutants++
+			if r.Found {
+				found++
+				cpus = append(cpus, r.FirstFail)
+			}
+		}
+		fmt.Fprintf(&b, "| %s | %s | %v | %s | %s | %s | %d |\n", r.Subject, want[r.Subject], r.Found, strings.Join(r.Invariants, ", "), cpu, steps, r.Evaluations)
+	}
+	sort.Slice(cpus, func(i, j int) bool { return cpus[i] < cpus[j] })
+	med := time.Duration(0)
+	if len(cpus) > 0 {
+		med = cpus[len(cpus)/2]
+	}
+	fmt.Fprintf(&b, "\nmutants found: %d of %d; median CPU to first failure: %s\n", found, mutants, med.Round(time.Millisecond))
+	t.Log("\n" + b.String())
+	if out := os.Getenv("CACHELAB_MUTATION_OUT"); out != "" {
+		if err := os.WriteFile(out, []byte(b.String()), 0o644); err != nil {
+			t.Errorf("cannot write %s: %v", out, err)
+		}
+	}
+	if len(bad) > 0 {
+		t.Errorf("mutation score: %s", strings.Join(bad, "; "))
+	}
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// comparisonSubjects are the subjects the HasSynced comparison runs.
+var comparisonSubjects = []string{"bellerophon", "informer-realfifo", "legacy-deltafifo", "naivecache"}
+
+// signalStats aggregates one signal's reports over many traces.
+type signalStats struct {
+	traces, present, flips, fps, tracesWithFP int
+	latencies                                 []time.Duration
+}
+
+// TestHasSyncedComparison runs the same N random plans (PlanGen, seeds 0 to
+// N-1) through every comparison subject and prints, per sync definition,
+// the false-positive rate (flips that claimed synced while the cache lagged
+// what the definition promises) and the latency of sound flips (median,
+// p99). N comes from CACHELAB_HASSYNCED.
+func TestHasSyncedComparison(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("CACHELAB_HASSYNCED"))
+	if n <= 0 {
+		t.Skip("set CACHELAB_HASSYNCED=N (e.g. 1000) to compare the sync definitions on N random plans per subject")
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "HasSynced comparison: %d random plans (scenarios.PlanGen seeds 0..%d) per subject\n\n", n, n-1)
+	fmt.Fprintf(&b, "| subject | signal | traces with it | flips to true | false positives | FP rate (flips) | traces with an FP | latency median | latency p99 |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, subject := range comparisonSubjects {
+		if _, ok := sim.LookupSubject(subject); !ok {
+			t.Errorf("subject %q is not registered", subject)
+			continue
+		}
+		stats := map[string]*signalStats{}
+		for _, s := range invariants.SignalNames() {
+			stats[s] = &signalStats{}
+		}
+		failedRuns := 0
+		start := time.Now()
+		for i := 0; i < n; i++ {
+			plan := scenarios.PlanGen(subject).Example(i)
+			tr, err := runOnce(t, &plan)
+			if err != nil {
+				failedRuns++
+				if failedRuns <= 3 {
+					t.Logf("%s plan %d: %v", subject, i, err)
+				}
+				continue
+			}
+			for _, rep := range invariants.SyncSoundness(tr) {
+				st := stats[rep.Signal]
+				st.traces++
+				if rep.Present {
+					st.present++
+				}
+				st.flips += rep.Flips
+				st.fps += rep.FalsePositives
+				if rep.FalsePositives > 0 {
+					st.tracesWithFP++
+				}
+				st.latencies = append(st.latencies, rep.Latencies...)
+			}
+		}
+		t.Logf("%s: %d plans in %s wall, %d runs failed (not counted)", subject, n, time.Since(start).Round(time.Millisecond), failedRuns)
+		for _, s := range invariants.SignalNames() {
+			st := stats[s]
+			if st.present == 0 {
+				continue
+			}
+			rate := "-"
+			if st.flips > 0 {
+				rate = fmt.Sprintf("%.1f%%", 100*float64(st.fps)/float64(st.flips))
+			}
+			fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %s | %d | %s | %s |\n", subject, s, st.present, st.flips, st.fps, rate, st.tracesWithFP,
+				quantile(st.latencies, 0.5), quantile(st.latencies, 0.99))
+		}
+	}
+	t.Log("\n" + b.String())
+	if out := os.Getenv("CACHELAB_HASSYNCED_OUT"); out != "" {
+		if err := os.WriteFile(out, []byte(b.String()), 0o644); err != nil {
+			t.Errorf("cannot write %s: %v", out, err)
+		}
+	}
+}
+
+// runOnce runs plan in a synctest bubble; a run that panics (a goroutine
+// left blocked when the bubble ends) is returned as an error.
+func runOnce(t *testing.T, plan *sim.Plan) (tr *sim.Trace, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the run panicked: %v", r)
+		}
+	}()
+	synctest.Test(t, func(t *testing.T) {
+		tr, err = sim.RunInBubble(t.Context(), plan)
+	})
+	return tr, err
+}
+
+func quantile(ds []time.Duration, q float64) string {
+	if len(ds) == 0 {
+		return "-"
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	i := int(q * float64(len(s)-1))
+	return s[i].Round(time.Millisecond).String()
+}

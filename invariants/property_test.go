@@ -1,0 +1,271 @@
+package invariants_test
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/klog/v2"
+	"pgregory.net/rapid"
+
+	"github.com/cachelab/cachelab/invariants"
+	"github.com/cachelab/cachelab/scenarios"
+	"github.com/cachelab/cachelab/sim"
+)
+
+// Property tests: random Plans (scenarios.PlanGen) run through sim.RunInBubble
+// inside rapid.SyncTest bubbles, judged by the invariants. Flags work as rapid
+// users expect:
+//
+//	go test ./invariants -run 'TestPropertiesHold' -rapid.checks=200 -rapid.seed=7
+//
+// Without -rapid.checks, the default run draws defaultChecks plans per
+// property (rapid's 100 is for explicit, longer runs). A failure writes the
+// shrunk Plan to testdata/plans/<test>.json (rapid writes its own fail file
+// under testdata/rapid/) and prints the command that replays it.
+
+// defaultChecks is the number of plans per property when -rapid.checks is
+// not given, so that `make test` stays fast.
+const defaultChecks = "4"
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "rapid.checks" })
+	if !explicit && os.Getenv("RAPID_CHECKS") == "" {
+		if err := flag.Set("rapid.checks", defaultChecks); err != nil {
+			fmt.Fprintln(os.Stderr, "cannot set -rapid.checks:", err)
+			os.Exit(2)
+		}
+	}
+	// apimachinery's HandleError rate limiter is process-global and was
+	// initialised from the wall clock: its first call inside a synctest
+	// bubble (whose clock starts in 2000) sleeps for decades of virtual time
+	// and the bubble can never end. Keep only its logging handler.
+	runtime.ErrorHandlers = runtime.ErrorHandlers[:1]
+	// client-go's reflector warnings about the faults we inject are noise
+	// here: the trace records them.
+	klog.LogToStderr(false)
+	klog.SetOutput(io.Discard)
+	os.Exit(m.Run())
+}
+
+// propertySubjects are the subjects whose properties the default run
+// checks: each must hold every invariant of invariants.SubjectInvariants on
+// every generated plan.
+var propertySubjects = []string{"bellerophon", "informer-realfifo"}
+
+func TestPropertiesHoldForEverySubject(t *testing.T) {
+	for _, subject := range propertySubjects {
+		if _, ok := sim.LookupSubject(subject); !ok {
+			t.Errorf("subject %q is not registered (known: %v)", subject, subjectNames())
+			continue
+		}
+		t.Run(subject, func(t *testing.T) {
+			for _, inv := range invariants.SubjectInvariants() {
+				t.Run(inv.Name, func(t *testing.T) {
+					before := unclean.Load()
+					rapid.Check(t, property(subject, nil, inv))
+					if n := unclean.Load() - before; n > 0 {
+						t.Logf("%d run(s) skipped: goroutines outlived them (a sim or subject defect)", n)
+					}
+				})
+			}
+		})
+	}
+}
+
+func subjectNames() []string {
+	var out []string
+	for _, s := range sim.Subjects() {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// runPlan runs plan in a synctest bubble of its own (rapid.SyncTest) and
+// returns the trace.
+func runPlan(t *rapid.T, plan *sim.Plan) *sim.Trace {
+	var tr *sim.Trace
+	var err error
+	crashed := func() (p any) {
+		defer func() { p = recover() }()
+		rapid.SyncTest(t, func(t *rapid.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			tr, err = sim.RunInBubble(ctx, plan)
+		})
+		return nil
+	}()
+	if crashed != nil {
+		msg := fmt.Sprint(crashed)
+		if strings.Contains(msg, "blocked goroutines remain") {
+			// A goroutine of the sim or the subject outlived the run: a
+			// defect of theirs, which says nothing about the invariants.
+			// The plan is skipped (rapid draws another) and counted.
+			unclean.Add(1)
+			t.Skipf("the run did not end cleanly, plan skipped: %s", firstLine(msg))
+		}
+		panic(crashed)
+	}
+	if err != nil {
+		t.Fatalf("the sim could not run the generated plan: %v", err)
+	}
+	return tr
+}
+
+// unclean counts the runs skipped because goroutines outlived them.
+var unclean atomic.Int64
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// probe, when non-nil, is told about every property evaluation (the
+// mutation score uses it).
+type probe interface {
+	evaluated(plan *sim.Plan, failed []invariants.Verdict)
+}
+
+// property returns the rapid property "every inv holds on subject's traces".
+func property(subject string, pr probe, invs ...invariants.Invariant) func(*rapid.T) {
+	return func(t *rapid.T) {
+		plan := scenarios.PlanGen(subject).Draw(t, "plan")
+		tr := runPlan(t, &plan)
+		var failed []invariants.Verdict
+		for _, inv := range invs {
+			if v := inv.Check(tr); v.Status == invariants.Fail {
+				failed = append(failed, v)
+			}
+		}
+		if pr != nil {
+			pr.evaluated(&plan, failed)
+		}
+		if len(failed) == 0 {
+			return
+		}
+		file := savePlan(t, &plan)
+		var b strings.Builder
+		for _, v := range failed {
+			fmt.Fprintf(&b, "%s: %s (positions %v)\n", v.Invariant, v.Reason, v.Positions)
+			if v.Detail != "" {
+				fmt.Fprintf(&b, "%s\n", v.Detail)
+			}
+		}
+		pj, _ := json.Marshal(plan)
+		t.Fatalf("%s on a plan of %d steps (outcome %s):\n%splan: %s\nreplay the plan: go run ./cmd/cachelab replay %s",
+			subject, len(plan.Steps), tr.Outcome, b.String(), pj, file)
+	}
+}
+
+var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+
+// savePlan writes plan under testdata/plans, named after the running test;
+// the last failing (shrunk) plan overwrites the earlier ones.
+func savePlan(t *rapid.T, plan *sim.Plan) string {
+	dir := filepath.Join("testdata", "plans")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Logf("cannot save the plan: %v", err)
+		return "(not saved)"
+	}
+	file := filepath.Join(dir, unsafeChars.ReplaceAllString(t.Name(), "_")+".json")
+	f, err := os.Create(file)
+	if err != nil {
+		t.Logf("cannot save the plan: %v", err)
+		return "(not saved)"
+	}
+	defer f.Close()
+	if err := plan.Save(f); err != nil {
+		t.Logf("cannot save the plan: %v", err)
+	}
+	abs, _ := filepath.Abs(file)
+	return abs
+}
+
+// cpuTime is the CPU time (user + system) this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// mutantProbe records, for the mutation score, the CPU time to the first
+// failing plan and the last (shrunk) failing plan.
+type mutantProbe struct {
+	mu          sync.Mutex
+	start       time.Duration
+	firstFail   time.Duration
+	evaluations int
+	failures    int
+	lastPlan    *sim.Plan
+	lastFailed  []string
+}
+
+func (p *mutantProbe) evaluated(plan *sim.Plan, failed []invariants.Verdict) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.evaluations++
+	if len(failed) == 0 {
+		return
+	}
+	if p.failures == 0 {
+		p.firstFail = cpuTime() - p.start
+	}
+	p.failures++
+	p.lastPlan = plan
+	p.lastFailed = p.lastFailed[:0]
+	for _, v := range failed {
+		p.lastFailed = append(p.lastFailed, v.Invariant)
+	}
+}
+
+// mutantResult is what a child process reports to TestMutationScore.
+type mutantResult struct {
+	Subject     string        `json:"subject"`
+	Found       bool          `json:"found"`
+	FirstFail   time.Duration `json:"firstFailCPU"`
+	TotalCPU    time.Duration `json:"totalCPU"`
+	Evaluations int           `json:"evaluations"`
+	ShrunkSteps int           `json:"shrunkSteps"`
+	Invariants  []string      `json:"invariants,omitempty"`
+}
+
+// TestPropertyOfOneSubject is the child process of TestMutationScore: it
+// checks every subject invariant on CACHELAB_PROPERTY_SUBJECT and writes a
+// mutantResult to CACHELAB_PROPERTY_OUT. It is skipped otherwise.
+func TestPropertyOfOneSubject(t *testing.T) {
+	subject, out := os.Getenv("CACHELAB_PROPERTY_SUBJECT"), os.Getenv("CACHELAB_PROPERTY_OUT")
+	if subject == "" || out == "" {
+		t.Skip("child process of TestMutationScore (set CACHELAB_MUTATION=1 to run it)")
+	}
+	pr := &mutantProbe{start: cpuTime()}
+	defer func() {
+		res := mutantResult{Subject: subject, Found: pr.failures > 0, FirstFail: pr.firstFail,
+			TotalCPU: cpuTime() - pr.start, Evaluations: pr.evaluations, Invariants: pr.lastFailed}
+		if pr.lastPlan != nil {
+			res.ShrunkSteps = len(pr.lastPlan.Steps)
+		}
+		b, _ := json.Marshal(res)
+		if err := os.WriteFile(out, b, 0o644); err != nil {
+			t.Errorf("cannot write the result: %v", err)
+		}
+	}()
+	rapid.Check(t, property(subject, pr, invariants.SubjectInvariants()...))
+}
