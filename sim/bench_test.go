@@ -53,8 +53,17 @@ func cpuTime() time.Duration {
 
 // BenchmarkStandardScenario runs standardPlan b.N times in one bubble and
 // reports runs per CPU-second (all threads) and virtual time per wall time.
-func BenchmarkStandardScenario(b *testing.B) {
+func BenchmarkStandardScenario(b *testing.B) { benchmarkScenario(b, standardPlan()) }
+
+// BenchmarkStandardScenarioHTTP is the same scenario with the subject on
+// the HTTP path (real REST clients over fakeapi/http's in-memory pipe).
+func BenchmarkStandardScenarioHTTP(b *testing.B) {
 	p := standardPlan()
+	p.Access = "http"
+	benchmarkScenario(b, p)
+}
+
+func benchmarkScenario(b *testing.B, p *sim.Plan) {
 	if err := p.Validate(); err != nil {
 		b.Fatal(err)
 	}

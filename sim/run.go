@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/cachelab/cachelab/fakeapi"
+	fakehttp "github.com/cachelab/cachelab/fakeapi/http"
 )
 
 // Run plays plan p inside a new synctest bubble (virtual time) and returns
@@ -109,9 +110,6 @@ func RunInBubble(ctx context.Context, p *Plan) (*Trace, error) {
 		}
 		return fail(fmt.Errorf("sim: unknown subject %q (known: %s)", plan.Subject, strings.Join(names, ", ")))
 	}
-	if plan.Access != "direct" {
-		return fail(fmt.Errorf("sim: access %q is not served yet (known working: direct)", plan.Access))
-	}
 	seedClientGo(plan.Seed)
 	r := newRun(ctx, plan, info)
 	defer r.shutdown()
@@ -155,6 +153,7 @@ type run struct {
 	crashStep  int
 	kubelet    *kubelet
 	competitor *competitor
+	pipe       *fakehttp.Pipe // the subject's HTTP pipe (access "http")
 	done       bool
 }
 
@@ -273,24 +272,33 @@ func (r *run) sleepUntil(t time.Duration) {
 // startSubject builds a fresh subject from the factory and starts it.
 func (r *run) startSubject() error {
 	name := r.info.Name
-	client := r.srv.Client(name)
 	subj := r.info.New()
 	if subj == nil {
 		return fmt.Errorf("sim: subject %s: factory returned nil", name)
 	}
 	env := Env{
-		Name:    name,
-		Kube:    client.Clientset(),
-		Dynamic: client.Dynamic(),
-		ListerWatcher: func(gvr schema.GroupVersionResource, ns string) cache.ListerWatcherWithContext {
-			return client.ListerWatcher(gvr, ns)
-		},
+		Name:   name,
 		Rec:    actorRecorder{r.rec, name},
 		Params: r.plan.SubjectParams,
 	}
+	var lw func(gvr schema.GroupVersionResource, ns string) fakeapi.ListerWatcher
+	switch r.plan.Access {
+	case "http":
+		var err error
+		if env, lw, err = r.httpEnv(env); err != nil {
+			return fmt.Errorf("sim: subject %s: http clients: %w", name, err)
+		}
+	default:
+		client := r.srv.Client(name)
+		env.Kube, env.Dynamic = client.Clientset(), client.Dynamic()
+		lw = func(gvr schema.GroupVersionResource, ns string) fakeapi.ListerWatcher {
+			return client.ListerWatcher(gvr, ns)
+		}
+	}
+	env.ListerWatcher = func(gvr schema.GroupVersionResource, ns string) cache.ListerWatcherWithContext { return lw(gvr, ns) }
 	if cb := r.plan.Faults.ContractBreaking; cb != (ContractBreaking{}) {
 		env.ListerWatcher = func(gvr schema.GroupVersionResource, ns string) cache.ListerWatcherWithContext {
-			return newBreakingLW(client.ListerWatcher(gvr, ns), r, name, gvr)
+			return newBreakingLW(lw(gvr, ns), r, name, gvr)
 		}
 	}
 	ctx, cancel := context.WithCancel(r.ctx)
@@ -499,6 +507,9 @@ func (r *run) shutdown() {
 	}
 	r.policy.Stop()
 	r.rec.release()
+	if r.pipe != nil {
+		r.pipe.Close()
+	}
 	r.srv.Close()
 	synctest.Wait()
 }

@@ -518,3 +518,28 @@ func TestInformerFedCompetitorEnforcesItsPatch(t *testing.T) {
 		t.Errorf("competitor writes %v, want %v", got, want)
 	}
 }
+
+func TestHTTPAccessRunsTheSubjectThroughTheRESTHandler(t *testing.T) {
+	p := plan(
+		sim.Step{At: at(time.Second), Actor: "user", Op: "create", Object: cm("b")},
+		sim.Step{At: at(2 * time.Second), Actor: "faults", Op: "break", Resource: "configmaps"},
+		sim.Step{At: at(3 * time.Second), Actor: "user", Op: "delete", Resource: "configmaps", Namespace: "default", Name: "a"},
+	)
+	p.Access = "http"
+	p.SubjectParams = map[string]string{"label": "seen"}
+	tr := run(t, p)
+	if tr.Outcome != "quiet" {
+		t.Fatalf("outcome %s", tr.Outcome)
+	}
+	only(t, "break", faultsNamed(tr, sim.FaultWatchBreak))
+	// The subject's label patches go through its REST client, under its name.
+	patches := find(tr, func(r sim.Record) bool { return r.Kind == sim.RecWrite && r.Actor == simtest.Name && r.Verb == "patch" })
+	if len(patches) != 2 {
+		t.Errorf("%d patches by the subject over HTTP, want 2 (a and b)", len(patches))
+	}
+	final := only(t, "final", find(tr, func(r sim.Record) bool { return r.Kind == sim.RecFinal }))
+	cache := only(t, "cache", find(tr, func(r sim.Record) bool { return r.Kind == sim.RecCache }))
+	if len(final.Objects) != 1 || !reflect.DeepEqual(final.Objects, cache.Objects) {
+		t.Fatalf("final %+v\ncache %+v", final.Objects, cache.Objects)
+	}
+}

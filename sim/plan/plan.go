@@ -31,9 +31,10 @@ type Plan struct {
 	Subject string `json:"subject"`
 	// SubjectParams are passed to the subject as Env.Params.
 	SubjectParams map[string]string `json:"subjectParams,omitempty"`
-	// Access is how clients reach the server: "direct" (default: the store
-	// through fakeapi's ListerWatcher and clientsets) or "http" (the REST
-	// handler over an in-memory pipe, once served).
+	// Access is how the subject reaches the server: "direct" (default: the
+	// store through fakeapi's ListerWatcher and clientsets) or "http" (real
+	// REST clients through fakeapi/http's handler over an in-memory pipe).
+	// The other actors always use the direct path.
 	Access string `json:"access,omitempty"`
 	// Objects exist on the server before anything starts (typed JSON with
 	// apiVersion and kind).
