@@ -631,5 +631,38 @@ func (p *parser) finish() error {
 	if p.deadlineLine > 0 && s.Plan.Deadline.D() < p.lastStepAt {
 		return p.errf(p.deadlineLine, "deadline %s is before the last step (at %s): make it later", s.Plan.Deadline, p.lastStepAt)
 	}
-	return nil
+	return p.validatePlan()
+}
+
+var planFieldRE = regexp.MustCompile(`^(steps|objects)\[(\d+)\]`)
+
+// validatePlan checks the Plan as sim will (ops, fields each op uses,
+// values) and reports the first problem at the line of its step or object.
+func (p *parser) validatePlan() error {
+	err := p.s.Plan.Validate()
+	if err == nil {
+		return nil
+	}
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
+		var pe *sim.PlanError
+		if !errors.As(e, &pe) {
+			continue
+		}
+		line := p.seen["scenario"]
+		if m := planFieldRE.FindStringSubmatch(pe.Field); m != nil {
+			i, _ := strconv.Atoi(m[2])
+			switch {
+			case m[1] == "steps" && i < len(p.s.StepLines):
+				line = p.s.StepLines[i]
+			case m[1] == "objects" && i < len(p.s.ObjectLines):
+				line = p.s.ObjectLines[i]
+			}
+		}
+		return p.errf(line, "%s: %s", pe.Field, pe.Msg)
+	}
+	return p.errf(p.seen["scenario"], "the plan is not valid: %v", err)
 }

@@ -141,6 +141,8 @@ func TestParseErrorsNameTheLineAndWhatToDo(t *testing.T) {
 		{"bad kubelet", head + "kubelet ready=1s\n", "x.txt:4: kubelet \"ready=1s\": write `kubelet readyAfter=1s`"},
 		{"edge out of range", "scenario x\ntitle t\nedge 29\n", "x.txt:3: edge \"29\": give EDGE-CASES.md entry numbers 1..28"},
 		{"deadline before last step", head + "deadline 1s\nat 2s user delete pods a\n" + tail, "x.txt:4: deadline 1s is before the last step (at 2s)"},
+		{"field the op does not use", head + "at 1s user update-status bellerophons default/web {apiVersion: v1, kind: X, metadata: {name: web}}\n" + tail, "x.txt:4: steps[0].name: not used by op update-status"},
+		{"unknown actor", head + "at 1s kubelet2 delete pods default/a\n" + tail, "x.txt:4: steps[0].actor: unknown actor \"kubelet2\""},
 		{"stray indented line", head + "  apiVersion: v1\n", "x.txt:4: unexpected indented line"},
 	}
 	for _, tc := range cases {

@@ -52,11 +52,11 @@ func TestExplainTellsTheStoryStepByStepWithSourcesAndExpectations(t *testing.T) 
 		"Edge cases: B8",
 		"  - k/k#69376: ReplicaSet stuck",
 		"What happens",
-		"  # While it is disconnected, the user deletes \"web\" ...",
-		"  at 5.1s   user delete bellerophons default/web",
+		"  # ... and the user deletes \"web\". The finalizer keeps it terminating",
+		"  at 11s    user delete bellerophons default/web",
 		"Expected verdicts",
 		"bellerophon/no-uid-check: eventual-convergence=fail",
-		"    # The mutant keys its state by name only",
+		"    # The mutant keys its expectations by name",
 		"Run it: cachelab run delete-recreate-during-gap",
 	} {
 		if !strings.Contains(out, want) {
@@ -64,7 +64,7 @@ func TestExplainTellsTheStoryStepByStepWithSourcesAndExpectations(t *testing.T) 
 		}
 	}
 	// The narration of a step comes right before the step.
-	if i, j := strings.Index(out, "the user deletes \"web\""), strings.Index(out, "user delete bellerophons default/web"); i < 0 || j < i {
+	if i, j := strings.Index(out, "and the user deletes \"web\""), strings.Index(out, "user delete bellerophons default/web"); i < 0 || j < i {
 		t.Errorf("the step's narration is not printed before the step:\n%s", out)
 	}
 }
