@@ -127,6 +127,14 @@ func TestNegotiationServesProtobufForBuiltinsAndRefusesItForCustomResources(t *t
 		if w.Code != 200 || w.Header().Get("Content-Type") != "application/json" {
 			t.Errorf("custom resource with client-go's default Accept: %d %q, want 200 JSON", w.Code, w.Header().Get("Content-Type"))
 		}
+		w = do(h, "GET", "/api/v1/namespaces/a/configmaps?watch=true&timeoutSeconds=1", pb, "", "")
+		if w.Code != 200 || w.Header().Get("Content-Type") != pb+";stream=watch" || w.Body.Len() < 4 {
+			t.Errorf("protobuf watch: %d %q (%d bytes), want 200 %s;stream=watch with a frame", w.Code, w.Header().Get("Content-Type"), w.Body.Len(), pb)
+		}
+		w = do(h, "GET", "/apis/example.com/v1/foos?watch=true&timeoutSeconds=1", pb, "", "")
+		if w.Code != 406 {
+			t.Errorf("protobuf-only watch of a custom resource: %d, want 406", w.Code)
+		}
 		w = do(h, "GET", "/api/v1/namespaces/a/configmaps/one", "application/yaml", "", "")
 		if w.Code != 200 || !strings.Contains(w.Body.String(), "kind: ConfigMap") {
 			t.Errorf("configmap in YAML: %d %s", w.Code, w.Body)

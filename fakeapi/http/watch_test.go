@@ -1,7 +1,9 @@
 package http_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -9,7 +11,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	"github.com/cachelab/cachelab/fakeapi"
@@ -229,4 +233,47 @@ func hasCause(st *metav1.Status, typ metav1.CauseType) bool {
 		}
 	}
 	return false
+}
+
+// TestWatchOverHTTPInProtobufAndAsTable: a protobuf clientset's watch
+// streams length-prefixed protobuf frames ("...;stream=watch"), and a
+// kubectl-style watch asking for tables gets each event's object as a
+// one-row Table.
+func TestWatchOverHTTPInProtobufAndAsTable(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, fakeapi.Options{})
+		cs := e.clientset(t, "proto", func(c *rest.Config) {
+			c.ContentType = runtime.ContentTypeProtobuf
+			c.AcceptContentTypes = runtime.ContentTypeProtobuf
+		})
+		mustNamespace(t, cs, "a")
+		w, err := cs.CoreV1().ConfigMaps("a").Watch(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		mustCM(t, cs, "a", "one", map[string]string{"k": "v"})
+		ev := next(t, w)
+		if c, ok := ev.Object.(*corev1.ConfigMap); ev.Type != watch.Added || !ok || c.Data["k"] != "v" {
+			t.Fatalf("protobuf watch event = %s %#v, want ADDED one with its data", ev.Type, ev.Object)
+		}
+
+		tc := e.clientset(t, "kubectl").CoreV1().RESTClient()
+		res := tc.Get().AbsPath("/api/v1/namespaces/a/configmaps").Param("watch", "true").Param("timeoutSeconds", "5").
+			SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json").Do(context.Background())
+		raw, err := res.Raw()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var frame struct {
+			Type   string
+			Object metav1.Table
+		}
+		if err := json.Unmarshal(bytes.SplitN(raw, []byte("\n"), 2)[0], &frame); err != nil {
+			t.Fatalf("first frame of %q: %v", raw, err)
+		}
+		if frame.Type != "ADDED" || frame.Object.Kind != "Table" || len(frame.Object.Rows) != 1 || frame.Object.Rows[0].Cells[0] != "one" {
+			t.Errorf("table watch frame = %+v, want ADDED with a one-row Table for one", frame)
+		}
+	})
 }
