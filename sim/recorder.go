@@ -382,10 +382,11 @@ func compareKeys(a, b objKey) int {
 	return strings.Compare(a.name, b.name)
 }
 
-// evaluateLocked asks the Converger about the mirrored state (a copy of
-// it) and records a change of its answer.
+// evaluateLocked asks the Converger about the mirrored state and records a
+// change of its answer. The slice is the mirror itself (capped, so an
+// append reallocates): Converger.Desired must not modify it.
 func (r *recorder) evaluateLocked(at time.Duration) {
-	ok, why := r.conv.Desired(slices.Clone(r.objs))
+	ok, why := r.conv.Desired(r.objs[:len(r.objs):len(r.objs)])
 	v := 0
 	if ok {
 		v = 1

@@ -26,7 +26,10 @@ type Subject interface {
 // every server write and records each change as a RecDesired record.
 type Converger interface {
 	// Desired reports whether objs (the server's current state, every
-	// resource) is the subject's desired state, and if not, why.
+	// resource, sorted by resource, namespace and name) is the subject's
+	// desired state, and if not, why. objs is shared with the sim and must
+	// not be modified. Desired is called with the server's lock held: it
+	// must not call the server.
 	Desired(objs []ServerObject) (ok bool, why string)
 }
 
