@@ -58,6 +58,10 @@ import (
 // loopback only, on a free port.
 const DefaultAddress = "127.0.0.1:0"
 
+// MaxConcurrentStreams is the HTTP/2 stream limit per connection (Go's
+// default, 250, would queue a controller's 251st watch).
+const MaxConcurrentStreams = 10000
+
 // Options configures Serve. The zero value serves an empty server on
 // DefaultAddress with a generated token and writes no kubeconfig.
 type Options struct {
@@ -221,6 +225,9 @@ func Serve(ctx context.Context, opts Options) (*Running, error) {
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return baseCtx },
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+		// client-go multiplexes every watch of a process on one HTTP/2
+		// connection; kube-apiserver allows it many streams.
+		HTTP2: &http.HTTP2Config{MaxConcurrentStreams: MaxConcurrentStreams},
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.ServeTLS(ln, "", "") }()
