@@ -1,6 +1,7 @@
 package invariants
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -28,9 +29,14 @@ const contractStable = `Anvil (OSDI'24), eventually stable reconciliation: "the 
 	`controller eventually reaches the desired state and stays there", i.e. once the ` +
 	`desired state holds and nothing else changes, the controller issues no further ` +
 	`state-changing requests.
-Checked: after the later of the last disturbance and the moment desired == actual ` +
-	`last became true (RecDesired), the subject makes no write (Event objects excepted). ` +
-	`Unknown when the subject records no desired state or never converged.`
+Checked, after the later of the last disturbance and the moment desired == actual ` +
+	`last became true (RecDesired), on the subject's writes (Event objects excepted): ` +
+	`none is a no-op (the object's content, server-managed fields and condition ` +
+	`timestamps aside, is what it was), none flaps (sets an object back to a content it ` +
+	`already had since then), and the run ended quiet rather than cut short while the ` +
+	`subject was still writing. A finite settling write (a condition turning False once ` +
+	`all is Ready) is allowed. Unknown when the subject records no desired state or ` +
+	`never converged.`
 
 // disturbance returns the last record that may legitimately set the
 // subject to work again: a fault, a crash or restart, a write by another
@@ -264,18 +270,45 @@ func stableReconciliation(tr *sim.Trace, opts Options) Verdict {
 	if dist, ok := disturbance(tr, subj); ok && dist.Pos > from {
 		from = dist.Pos
 	}
-	var writes []int
-	for _, r := range tr.Records[from+1:] {
-		if isWrite(r) && subj[r.Actor] && !r.ByGC && !isEventsResource(r.Resource) {
-			writes = append(writes, r.Pos)
+	// The content of every object as of from, then the subject's writes.
+	seenContent := map[string]map[string]bool{} // uid -> contents since from
+	current := map[string]string{}
+	for _, r := range tr.Records[:from+1] {
+		if isWrite(r) && r.UID != "" {
+			current[r.UID] = content(r.Object)
 		}
 	}
-	if len(writes) > 0 {
-		w := tr.Records[writes[0]]
-		return fail(name, fmt.Sprintf("the subject kept writing after it had converged at position %d: %d more write(s), the first a %q of %s",
-			from, len(writes), w.Verb, recKey(w)), append(firstN(writes, 10), last.Pos)...)
+	var writes []int
+	for _, r := range tr.Records[from+1:] {
+		if !isWrite(r) || r.UID == "" {
+			continue
+		}
+		c := content(r.Object)
+		prev, had := current[r.UID]
+		current[r.UID] = c
+		if !subj[r.Actor] || r.ByGC || isEventsResource(r.Resource) {
+			continue
+		}
+		writes = append(writes, r.Pos)
+		if seenContent[r.UID] == nil {
+			seenContent[r.UID] = map[string]bool{}
+			if had {
+				seenContent[r.UID][prev] = true
+			}
+		}
+		switch {
+		case had && c == prev && r.Verb != "delete":
+			return fail(name, fmt.Sprintf("after it had converged (position %d) the subject made a write that changed nothing: a %q of %s", from, r.Verb, recKey(r)), r.Pos, last.Pos)
+		case seenContent[r.UID][c] && r.Verb != "delete":
+			return fail(name, fmt.Sprintf("after it had converged (position %d) the subject flapped: its %q of %s set it back to a content it already had since then", from, r.Verb, recKey(r)), r.Pos, last.Pos)
+		}
+		seenContent[r.UID][c] = true
 	}
-	return pass(name, fmt.Sprintf("the subject made no write after desired == actual held and nothing else changed (from position %d)", from))
+	if len(writes) > 0 && tr.Outcome != "quiet" {
+		return fail(name, fmt.Sprintf("after it had converged (position %d) the subject kept writing (%d write(s)) until the run was cut short (%s): it never settled", from, len(writes), tr.Outcome),
+			append(firstN(writes, 10), last.Pos)...)
+	}
+	return pass(name, fmt.Sprintf("after desired == actual held and nothing else changed (position %d) the subject made %d write(s), none a no-op or a flap, and the run ended quiet", from, len(writes)))
 }
 
 // staleDesiredMirror finds a write that removed an object although its
@@ -299,4 +332,43 @@ func staleDesiredMirror(tr *sim.Trace) (sim.Record, bool) {
 		return stale[k], true
 	}
 	return sim.Record{}, false
+}
+
+// volatileKeys are fields whose change alone is not a change of content.
+var volatileKeys = map[string]bool{"lastTransitionTime": true, "lastUpdateTime": true, "lastHeartbeatTime": true, "lastProbeTime": true}
+
+// content is an object's JSON without server-managed fields and condition
+// timestamps, canonical, for comparing writes.
+func content(obj json.RawMessage) string {
+	var v any
+	if len(obj) == 0 || json.Unmarshal(obj, &v) != nil {
+		return string(obj)
+	}
+	var strip func(v any) any
+	strip = func(v any) any {
+		switch t := v.(type) {
+		case map[string]any:
+			for k := range t {
+				if volatileKeys[k] {
+					delete(t, k)
+				} else {
+					t[k] = strip(t[k])
+				}
+			}
+		case []any:
+			for i := range t {
+				t[i] = strip(t[i])
+			}
+		}
+		return v
+	}
+	if m, ok := v.(map[string]any); ok {
+		if md, ok := m["metadata"].(map[string]any); ok {
+			for _, k := range []string{"resourceVersion", "generation", "managedFields", "creationTimestamp"} {
+				delete(md, k)
+			}
+		}
+	}
+	b, _ := json.Marshal(strip(v)) // map keys marshal sorted: canonical
+	return string(b)
 }

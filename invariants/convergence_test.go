@@ -93,20 +93,53 @@ func TestNoWriteAfterConvergencePassesStableReconciliation(t *testing.T) {
 	wantStatus(t, invariants.StableReconciliation(tr), invariants.Pass)
 }
 
-func TestStatusRewrittenAfterConvergenceFailsStableReconciliation(t *testing.T) {
+func TestNoOpWriteAfterConvergenceFailsStableReconciliation(t *testing.T) {
 	h := newHealthyRun()
-	b := h.b
-	b.At(30 * sec)
-	p := h.parent
-	p.Status = map[string]any{"lastSync": "30s"}
-	b.Update(ctrl, "update", p) // a no-op status churn: desired still holds
-	churn := b.Last()
-	tr := h.end().Trace("quiet")
-	v := invariants.StableReconciliation(tr)
+	h.b.At(30 * sec)
+	h.b.Update(ctrl, "update", h.parent) // the same content again
+	churn := h.b.Last()
+	v := invariants.StableReconciliation(h.end().Trace("quiet"))
 	wantStatus(t, v, invariants.Fail)
 	if v.Positions[0] != churn {
-		t.Fatalf("first cited position is %d, want the churning write at %d", v.Positions[0], churn)
+		t.Fatalf("first cited position is %d, want the no-op write at %d", v.Positions[0], churn)
 	}
+}
+
+func TestFlappingStatusAfterConvergenceFailsStableReconciliation(t *testing.T) {
+	h := newHealthyRun()
+	h.b.At(30 * sec)
+	p := h.parent
+	p.Status = map[string]any{"phase": "A"}
+	h.b.Update(ctrl, "update/status", p)
+	p.Status = map[string]any{"phase": "B"}
+	h.b.Update(ctrl, "update/status", p)
+	p.Status = map[string]any{"phase": "A"}
+	h.b.Update(ctrl, "update/status", p)
+	flap := h.b.Last()
+	v := invariants.StableReconciliation(h.end().Trace("quiet"))
+	wantStatus(t, v, invariants.Fail)
+	wantPositions(t, v, flap)
+}
+
+func TestOneSettlingWriteAfterConvergencePassesStableReconciliation(t *testing.T) {
+	// A condition turning False once everything is Ready: a real change,
+	// made once.
+	h := newHealthyRun()
+	p := h.parent
+	p.Status = map[string]any{"progressing": "False"}
+	h.b.Update(ctrl, "update/status", p)
+	wantStatus(t, invariants.StableReconciliation(h.end().Trace("quiet")), invariants.Pass)
+}
+
+func TestStillWritingWhenTheDeadlineCutTheRunShortFailsStableReconciliation(t *testing.T) {
+	h := newHealthyRun()
+	p := h.parent
+	for i := 0; i < 5; i++ {
+		h.b.At(time.Duration(20+i) * sec)
+		p.Status = map[string]any{"tick": i}
+		h.b.Update(ctrl, "update/status", p)
+	}
+	wantStatus(t, invariants.StableReconciliation(h.end().Trace("deadline")), invariants.Fail)
 }
 
 func TestEventObjectsAfterConvergenceDoNotBreakStableReconciliation(t *testing.T) {

@@ -159,7 +159,7 @@ func property(subject string, pr probe, invs ...invariants.Invariant) func(*rapi
 		if len(failed) == 0 {
 			return
 		}
-		file := savePlan(t, &plan)
+		file := savePlan(t, subject, &plan)
 		var b strings.Builder
 		for _, v := range failed {
 			fmt.Fprintf(&b, "%s: %s (positions %v)\n", v.Invariant, v.Reason, v.Positions)
@@ -175,15 +175,20 @@ func property(subject string, pr probe, invs ...invariants.Invariant) func(*rapi
 
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 
-// savePlan writes plan under testdata/plans, named after the running test;
+// savePlan writes plan under testdata/plans, named after the running test
+// (and the subject);
 // the last failing (shrunk) plan overwrites the earlier ones.
-func savePlan(t *rapid.T, plan *sim.Plan) string {
+func savePlan(t *rapid.T, subject string, plan *sim.Plan) string {
 	dir := filepath.Join("testdata", "plans")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Logf("cannot save the plan: %v", err)
 		return "(not saved)"
 	}
-	file := filepath.Join(dir, unsafeChars.ReplaceAllString(t.Name(), "_")+".json")
+	base := t.Name()
+	if !strings.Contains(base, subject) {
+		base += "_" + subject
+	}
+	file := filepath.Join(dir, unsafeChars.ReplaceAllString(base, "_")+".json")
 	f, err := os.Create(file)
 	if err != nil {
 		t.Logf("cannot save the plan: %v", err)

@@ -175,7 +175,7 @@ func (g *planGen) step(at time.Duration) ([]sim.Step, time.Duration) {
 		name, _ := g.pick(g.live)
 		var steps []sim.Step
 		if g.bell {
-			steps = append(steps, sim.Step{At: st.At, Actor: "faults", Op: "hold", Resource: "pods", Target: g.subject, For: g.ms("hold-ms", 0, 30000)})
+			steps = append(steps, sim.Step{At: st.At, Actor: "faults", Op: "hold", Resource: "pods", Target: g.subject, For: g.ms("hold-ms", 0, 5000)})
 		}
 		steps = append(steps,
 			sim.Step{At: st.At, Actor: "faults", Op: "break", Target: g.subject},

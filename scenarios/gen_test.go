@@ -15,7 +15,7 @@ func TestGeneratedPlansAreValidSmallAndRoundTrip(t *testing.T) {
 		if err := p.Validate(); err != nil {
 			t.Fatalf("generated plan is invalid: %v", err)
 		}
-		if len(p.Steps) > 16 || len(p.Objects) > 2 {
+		if len(p.Steps) > 8*6 || len(p.Objects) > 2 { // 8 draws, a compound op makes at most 6 steps
 			t.Fatalf("plan too large: %d steps, %d objects", len(p.Steps), len(p.Objects))
 		}
 		for i := 1; i < len(p.Steps); i++ {
