@@ -22,6 +22,9 @@
 //     ("application/vnd.kubernetes.protobuf, */*") falls back to JSON;
 //   - as=Table;g=meta.k8s.io;v=v1 (kubectl get): a metav1.Table with Name
 //     and Age columns;
+//   - as=PartialObjectMetadata and as=PartialObjectMetadataList (client-go's
+//     metadata client, controller-runtime's metadata-only watches), in JSON
+//     or protobuf, for every resource;
 //   - aggregated discovery (as=APIGroupDiscoveryList) is not served: that
 //     clause is skipped, so client-go's discovery falls back to the plain
 //     JSON clause it always adds (legacy discovery).

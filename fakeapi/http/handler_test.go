@@ -135,6 +135,10 @@ func TestNegotiationServesProtobufForBuiltinsAndRefusesItForCustomResources(t *t
 		if w.Code != 406 {
 			t.Errorf("protobuf-only watch of a custom resource: %d, want 406", w.Code)
 		}
+		w = do(h, "GET", "/api/v1/namespaces/a/configmaps", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1", "", "")
+		if body := w.Body.String(); w.Code != 200 || !strings.Contains(body, `"kind":"PartialObjectMetadataList"`) || !strings.Contains(body, `"name":"one"`) || strings.Contains(body, `"data"`) {
+			t.Errorf("metadata-only list: %d %s, want a PartialObjectMetadataList without data", w.Code, body)
+		}
 		w = do(h, "GET", "/api/v1/namespaces/a/configmaps/one", "application/yaml", "", "")
 		if w.Code != 200 || !strings.Contains(w.Body.String(), "kind: ConfigMap") {
 			t.Errorf("configmap in YAML: %d %s", w.Code, w.Body)

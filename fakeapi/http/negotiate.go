@@ -64,6 +64,9 @@ type choice struct {
 	// includeObject is the Table's includeObject policy (None, Metadata,
 	// Object).
 	includeObject metav1.IncludeObjectPolicy
+	// partial is true for as=PartialObjectMetadata(List);g=meta.k8s.io;v=v1
+	// (client-go's metadata client): objects become PartialObjectMetadata.
+	partial bool
 }
 
 // serializer returns the SerializerInfo of a media type ("" if the codec
@@ -88,7 +91,9 @@ func negotiate(r *nethttp.Request, protobuf, tables bool) (choice, error) {
 		switch mt {
 		case runtime.ContentTypeJSON, runtime.ContentTypeYAML:
 		case runtime.ContentTypeProtobuf:
-			if !protobuf {
+			// Protobuf for built-in kinds, or for anything turned into
+			// PartialObjectMetadata.
+			if !protobuf && !(tables && strings.HasPrefix(c.params["as"], "PartialObjectMetadata")) {
 				continue
 			}
 		default:
@@ -111,8 +116,13 @@ func negotiate(r *nethttp.Request, protobuf, tables bool) (choice, error) {
 					return choice{}, apierrors.NewBadRequest(fmt.Sprintf("includeObject must be None, Metadata or Object, got %q", v))
 				}
 			}
+		case "PartialObjectMetadata", "PartialObjectMetadataList":
+			if !tables || c.params["g"] != metav1.GroupName || c.params["v"] != "v1" {
+				continue
+			}
+			ch.partial = true
 		default:
-			// Aggregated discovery, PartialObjectMetadata, ...: not served;
+			// Aggregated discovery and others: not served;
 			// the client's next clause decides.
 			continue
 		}
@@ -128,7 +138,8 @@ func negotiate(r *nethttp.Request, protobuf, tables bool) (choice, error) {
 		accepted = append(accepted, runtime.ContentTypeProtobuf)
 	}
 	if tables {
-		accepted = append(accepted, "application/json;as=Table;v=v1;g=meta.k8s.io")
+		accepted = append(accepted, "application/json;as=Table;v=v1;g=meta.k8s.io",
+			"application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io", "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io")
 	}
 	return choice{}, &apierrors.StatusError{ErrStatus: metav1.Status{
 		Status:  metav1.StatusFailure,
@@ -168,13 +179,21 @@ func (h *handler) writeObject(w nethttp.ResponseWriter, req *request, code int, 
 		h.writeError(w, req.r, err)
 		return
 	}
-	if ch.table {
+	switch {
+	case ch.table:
 		t, err := h.toTable(obj, ch.includeObject)
 		if err != nil {
 			h.writeError(w, req.r, err)
 			return
 		}
 		obj = t
+	case ch.partial:
+		p, err := toPartial(obj)
+		if err != nil {
+			h.writeError(w, req.r, err)
+			return
+		}
+		obj = p
 	}
 	data, err := encode(ch.info, obj)
 	if err != nil {

@@ -61,19 +61,9 @@ func (h *handler) toTable(obj runtime.Object, include metav1.IncludeObjectPolicy
 		case metav1.IncludeMetadata:
 			setKind(item)
 			pom := &metav1.PartialObjectMetadata{
-				TypeMeta: metav1.TypeMeta{Kind: "PartialObjectMetadata", APIVersion: metav1.SchemeGroupVersion.String()},
+				TypeMeta:   metav1.TypeMeta{Kind: "PartialObjectMetadata", APIVersion: metav1.SchemeGroupVersion.String()},
+				ObjectMeta: objectMeta(m),
 			}
-			pom.Name = m.GetName()
-			pom.Namespace = m.GetNamespace()
-			pom.UID = m.GetUID()
-			pom.ResourceVersion = m.GetResourceVersion()
-			pom.Generation = m.GetGeneration()
-			pom.CreationTimestamp = m.GetCreationTimestamp()
-			pom.DeletionTimestamp = m.GetDeletionTimestamp()
-			pom.Labels = m.GetLabels()
-			pom.Annotations = m.GetAnnotations()
-			pom.OwnerReferences = m.GetOwnerReferences()
-			pom.Finalizers = m.GetFinalizers()
 			data, err := runtime.Encode(jsonSerializer, pom)
 			if err != nil {
 				return nil, apierrors.NewInternalError(err)
@@ -83,4 +73,59 @@ func (h *handler) toTable(obj runtime.Object, include metav1.IncludeObjectPolicy
 		t.Rows = append(t.Rows, row)
 	}
 	return t, nil
+}
+
+// objectMeta copies an object's metadata (typed or unstructured).
+func objectMeta(m metav1.Object) metav1.ObjectMeta {
+	return metav1.ObjectMeta{
+		Name:                       m.GetName(),
+		GenerateName:               m.GetGenerateName(),
+		Namespace:                  m.GetNamespace(),
+		UID:                        m.GetUID(),
+		ResourceVersion:            m.GetResourceVersion(),
+		Generation:                 m.GetGeneration(),
+		CreationTimestamp:          m.GetCreationTimestamp(),
+		DeletionTimestamp:          m.GetDeletionTimestamp(),
+		DeletionGracePeriodSeconds: m.GetDeletionGracePeriodSeconds(),
+		Labels:                     m.GetLabels(),
+		Annotations:                m.GetAnnotations(),
+		OwnerReferences:            m.GetOwnerReferences(),
+		Finalizers:                 m.GetFinalizers(),
+		ManagedFields:              m.GetManagedFields(),
+	}
+}
+
+// toPartial converts an object to metav1.PartialObjectMetadata, a list to
+// metav1.PartialObjectMetadataList, as kube-apiserver does for the
+// metadata client. Status objects (errors) are kept.
+func toPartial(obj runtime.Object) (runtime.Object, error) {
+	if _, ok := obj.(*metav1.Status); ok {
+		return obj, nil
+	}
+	gv := metav1.SchemeGroupVersion.String()
+	if meta.IsListType(obj) {
+		items, err := meta.ExtractList(obj)
+		if err != nil {
+			return nil, apierrors.NewInternalError(fmt.Errorf("metadata of %T: %w", obj, err))
+		}
+		out := &metav1.PartialObjectMetadataList{TypeMeta: metav1.TypeMeta{Kind: "PartialObjectMetadataList", APIVersion: gv}, Items: []metav1.PartialObjectMetadata{}}
+		if lm, err := meta.ListAccessor(obj); err == nil {
+			out.ResourceVersion = lm.GetResourceVersion()
+			out.Continue = lm.GetContinue()
+			out.RemainingItemCount = lm.GetRemainingItemCount()
+		}
+		for _, it := range items {
+			m, err := meta.Accessor(it)
+			if err != nil {
+				return nil, apierrors.NewInternalError(fmt.Errorf("metadata of %T: %w", it, err))
+			}
+			out.Items = append(out.Items, metav1.PartialObjectMetadata{ObjectMeta: objectMeta(m)})
+		}
+		return out, nil
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, apierrors.NewInternalError(fmt.Errorf("metadata of %T: %w", obj, err))
+	}
+	return &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{Kind: "PartialObjectMetadata", APIVersion: gv}, ObjectMeta: objectMeta(m)}, nil
 }

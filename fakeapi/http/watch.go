@@ -30,6 +30,12 @@ func (e embeddedEncoder) Encode(obj runtime.Object, w io.Writer) error {
 			return err
 		}
 		obj = t
+	} else if e.ch.partial {
+		p, err := toPartial(obj)
+		if err != nil {
+			return err
+		}
+		obj = p
 	}
 	setKind(obj)
 	return e.ch.info.Serializer.Encode(obj, w)
