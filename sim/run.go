@@ -110,6 +110,7 @@ func RunInBubble(ctx context.Context, p *Plan) (*Trace, error) {
 		}
 		return fail(fmt.Errorf("sim: unknown subject %q (known: %s)", plan.Subject, strings.Join(names, ", ")))
 	}
+	PrepareClientGo()
 	seedClientGo(plan.Seed)
 	r := newRun(ctx, plan, info)
 	defer r.shutdown()
