@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
 
@@ -286,4 +288,14 @@ func (b *bufPipe) closeRead() {
 	b.buf = nil
 	b.mu.Unlock()
 	b.signal()
+}
+
+// Clientset returns a typed clientset over the pipe, named client.
+func (p *Pipe) Clientset(client string) (kubernetes.Interface, error) {
+	return kubernetes.NewForConfig(p.RESTConfig(client))
+}
+
+// Dynamic returns a dynamic client over the pipe, named client.
+func (p *Pipe) Dynamic(client string) (dynamic.Interface, error) {
+	return dynamic.NewForConfig(p.RESTConfig(client))
 }

@@ -13,6 +13,9 @@
 //	PUT  /admin/faults                       replace it (POST works too)
 //	POST /admin/close-watches[?abrupt=true]  end every open watch
 //	GET  /admin/snapshot                     resourceVersions, watches and every object
+//	GET  /metrics                            Prometheus: requests by verb/resource/code,
+//	                                         writes, watch events sent, active watchers,
+//	                                         faults injected, resourceVersion
 //
 // It shuts down cleanly when the context ends: open watches are closed
 // cleanly first (clients re-watch elsewhere), then the HTTP server drains.
@@ -85,7 +88,8 @@ type Options struct {
 	// Faults is the initial fault profile. Optional; default none.
 	Faults Faults
 	// Server options for the fakeapi.Server Serve creates (Hooks is
-	// replaced by the live fault profile). Optional.
+	// replaced by the live fault profile; Observer, if set, receives every
+	// observation after the metrics do: record the trace there). Optional.
 	Server fakeapi.Options
 	// Logger logs requests (debug), admin actions and shutdown (info).
 	// Optional; default discards.
@@ -163,6 +167,8 @@ func Serve(ctx context.Context, opts Options) (*Running, error) {
 	}
 	sopts := opts.Server
 	sopts.Hooks = hooks
+	mets := newMetrics(sopts.Observer)
+	sopts.Observer = mets
 	api := fakeapi.NewServer(sopts)
 	for _, ns := range []string{"default", "kube-system"} {
 		if _, err := api.Client("seed").Create(ctx, nsGVR, "", namespace(ns), metav1.CreateOptions{}); err != nil {
@@ -217,6 +223,7 @@ func Serve(ctx context.Context, opts Options) (*Running, error) {
 
 	mux := http.NewServeMux()
 	mux.Handle("/admin/", adminHandler(r, log))
+	mux.Handle("/metrics", mets.handler())
 	mux.Handle("/", fakehttp.NewHandler(api, fakehttp.Options{}))
 	baseCtx, cancelBase := context.WithCancel(context.Background())
 	hs := &http.Server{

@@ -202,6 +202,28 @@ func TestServeOnLoopbackWithTLSAndTokenServesClientGo(t *testing.T) {
 		t.Errorf("snapshot: %d, rv %d, %d objects, %d watchers; want 5+ objects (3 namespaces, 2 configmaps, 1 widget) and the live watch", code, snap.ResourceVersion, len(snap.Objects), len(snap.Watchers))
 	}
 
+	rt, err := rest.TransportFor(r.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := (&http.Client{Transport: rt}).Get(r.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metricsText, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`cachelab_requests_total{code="200",resource="configmaps",verb="get"}`,
+		`cachelab_requests_total{code="503",resource="configmaps",verb="get"} 1`,
+		`cachelab_active_watchers 1`,
+		`cachelab_faults_injected_total{fault="error-503"} 1`,
+		`cachelab_watch_events_sent_total{resource="configmaps",type="ADDED"}`,
+	} {
+		if !strings.Contains(string(metricsText), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+
 	cancel()
 	select {
 	case _, ok := <-live.ResultChan():
