@@ -40,6 +40,9 @@ type Env struct {
 	Prog string
 	// TTY, when true, draws the progress bar in place.
 	TTY bool
+	// Exit ends the process (os.Exit when nil); only the run watchdog
+	// calls it.
+	Exit func(code int)
 }
 
 // ProgName guesses how the user ran the command from os.Args[0]: a binary

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cachelab/cachelab/cmd/cachelab/internal/lab"
 	"github.com/cachelab/cachelab/scenarios"
@@ -285,4 +286,18 @@ func sizeOf(st os.FileInfo) int64 {
 		return 0
 	}
 	return st.Size()
+}
+
+func TestWatchdogNamesTheRunsStillGoingAndExits(t *testing.T) {
+	var errb bytes.Buffer
+	exited := make(chan int, 1)
+	env := &Env{Stderr: &errb, Exit: func(code int) { exited <- code }}
+	stop := watchdog(env, 10*time.Millisecond, func() []string { return []string{"a/bellerophon"} })
+	defer stop()
+	if code := <-exited; code != ExitUnexpected {
+		t.Errorf("exit code %d, want %d", code, ExitUnexpected)
+	}
+	if !strings.Contains(errb.String(), "still running after 10ms (--timeout): a/bellerophon") {
+		t.Errorf("stderr = %q", errb.String())
+	}
 }

@@ -5,9 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cachelab/cachelab/cmd/cachelab/internal/lab"
@@ -21,6 +23,7 @@ type runOptions struct {
 	random   int
 	seed     uint64
 	parallel int
+	timeout  time.Duration
 }
 
 func runFlags() (*flag.FlagSet, *runOptions) {
@@ -28,9 +31,10 @@ func runFlags() (*flag.FlagSet, *runOptions) {
 	fs := newFlagSet("run")
 	fs.StringVar(&o.subject, "subject", "", "run only this subject (default: every subject the scenario's expectations name; bellerophon for --random)")
 	fs.StringVar(&o.out, "out", "out", "folder for traces, plans, reports, index.html and junit.xml (\"\" writes nothing)")
-	fs.IntVar(&o.random, "random", 0, "run N random plans instead of scenarios")
+	fs.IntVar(&o.random, "random", 0, "run N random plans instead of scenarios (a failed invariant is unexpected; sync-soundness verdicts are reported as measurements)")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the first random plan (plan i uses seed+i)")
 	fs.IntVar(&o.parallel, "parallel", runtime.GOMAXPROCS(0), "runs at a time")
+	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "wall-clock limit for the whole batch: a run that never ends (a livelock in virtual time) is named and the command exits")
 	return fs, o
 }
 
@@ -145,11 +149,27 @@ func buildJobs(pos []string, o *runOptions) ([]lab.Job, error) {
 func runJobs(env *Env, jobs []lab.Job, o *runOptions, title string) int {
 	start := time.Now()
 	prog := lab.StartProgress(env.Stderr, len(jobs), env.TTY)
+	var mu sync.Mutex
+	running := map[string]bool{}
+	stopWatchdog := watchdog(env, o.timeout, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return sortedKeys(running)
+	})
+	defer stopWatchdog()
 	opt := lab.Options{
 		Out:        o.out,
 		Replay:     func(path string) string { return env.Prog + " replay " + path },
 		Sequential: o.parallel <= 1,
+		OnStart: func(j lab.Job) {
+			mu.Lock()
+			running[j.ID] = true
+			mu.Unlock()
+		},
 		OnDone: func(r *lab.Result) {
+			mu.Lock()
+			delete(running, r.Job.ID)
+			mu.Unlock()
 			prog.Clear()
 			printResult(env.Stdout, r, env)
 			prog.Done(!r.OK())
@@ -205,6 +225,30 @@ func runJobs(env *Env, jobs []lab.Job, o *runOptions, title string) int {
 	return ExitOK
 }
 
+// watchdog exits the command when the batch runs longer than limit: a run
+// whose goroutines never leave virtual time alone (a livelock: writes and
+// events chasing each other within one instant) never ends, and nothing
+// inside the bubble can stop it. It names the runs still going.
+func watchdog(env *Env, limit time.Duration, running func() []string) (stop func()) {
+	if limit <= 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+		case <-time.After(limit):
+			fmt.Fprintf(env.Stderr, "\ncachelab run: still running after %s (--timeout): %s\nA run that never ends is usually a livelock in virtual time; replay its plan alone to look at it.\n", limit, strings.Join(running(), ", "))
+			exit := env.Exit
+			if exit == nil {
+				exit = os.Exit
+			}
+			exit(ExitUnexpected)
+		}
+	}()
+	return func() { close(done) }
+}
+
 // printResult prints one run's line, and for an unexpected run what was
 // unexpected and the replay command.
 func printResult(w io.Writer, r *lab.Result, env *Env) {
@@ -250,6 +294,9 @@ func verdictSummary(r *lab.Result) string {
 	}
 	if u := r.Unjudged(); len(u) > 0 {
 		s += "; also failed: " + strings.Join(u, ", ")
+	}
+	if m := r.Measured(); len(m) > 0 {
+		s += "; unsound sync definitions: " + strings.Join(m, ", ")
 	}
 	if r.Trace != nil {
 		s += fmt.Sprintf("  [%s virtual, %s]", r.Trace.End, r.Wall.Round(time.Millisecond))

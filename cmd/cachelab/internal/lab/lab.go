@@ -103,7 +103,11 @@ func (r *Result) Judged() bool { return r.Job.Scenario != nil }
 
 // Unexpected returns the verdicts that count as unexpected: for a scenario
 // job, those differing from its expectations; otherwise every failed
-// verdict. A run that failed (Err) counts as one more.
+// verdict of a property of the subject. The sync-soundness verdicts (is
+// "informer-synced", "quiescence", "desired"... a sound definition of
+// synced?) measure definitions, most of which the subject does not rely
+// on; outside a scenario that names them they are reported (Measured), not
+// counted. A run that failed (Err) counts as one more.
 func (r *Result) Unexpected() []string {
 	var out []string
 	if r.Err != nil {
@@ -116,11 +120,43 @@ func (r *Result) Unexpected() []string {
 		return out
 	}
 	for _, v := range r.Verdicts {
-		if v.Status == invariants.Fail {
+		if v.Status == invariants.Fail && !IsMeasurement(v.Invariant) {
 			out = append(out, v.Invariant+": "+v.Reason)
 		}
 	}
 	return out
+}
+
+// IsMeasurement reports whether an invariant measures a definition of
+// "synced" rather than a property of the subject.
+func IsMeasurement(invariant string) bool {
+	return strings.HasPrefix(invariant, invariants.NameSyncSoundnessPrefix)
+}
+
+// Measured returns the sync definitions that failed their soundness check
+// and that no expectation of the run's scenario judges (see Unexpected).
+func (r *Result) Measured() []string {
+	var out []string
+	for _, v := range r.Verdicts {
+		if v.Status == invariants.Fail && IsMeasurement(v.Invariant) && !r.judges(v.Invariant) {
+			out = append(out, strings.TrimPrefix(v.Invariant, invariants.NameSyncSoundnessPrefix))
+		}
+	}
+	return out
+}
+
+// judges reports whether the run's scenario has an expectation for inv
+// (by name or "*").
+func (r *Result) judges(inv string) bool {
+	if !r.Judged() {
+		return false
+	}
+	for _, e := range r.Job.Scenario.ExpectedFor(r.Job.Plan.Subject) {
+		if e.Invariant == inv || e.Invariant == "*" {
+			return true
+		}
+	}
+	return false
 }
 
 // ExpectedFailures returns the invariants that failed as the scenario said
@@ -157,21 +193,15 @@ func (r *Result) expects(inv string, status invariants.Status) bool {
 	return star != nil && star.Status == status
 }
 
-// Unjudged returns the failed verdicts the scenario says nothing about.
+// Unjudged returns the failed verdicts of properties of the subject that
+// the scenario says nothing about (measurements are in Measured).
 func (r *Result) Unjudged() []string {
 	if !r.Judged() {
 		return nil
 	}
 	var out []string
 	for _, v := range r.Verdicts {
-		if v.Status != invariants.Fail {
-			continue
-		}
-		judged := false
-		for _, e := range r.Job.Scenario.ExpectedFor(r.Job.Plan.Subject) {
-			judged = judged || e.Invariant == v.Invariant || e.Invariant == "*"
-		}
-		if !judged {
+		if v.Status == invariants.Fail && !IsMeasurement(v.Invariant) && !r.judges(v.Invariant) {
 			out = append(out, v.Invariant)
 		}
 	}
@@ -187,6 +217,8 @@ type Options struct {
 	Out string
 	// Replay returns the command that replays the plan saved at path.
 	Replay func(planPath string) string
+	// OnStart, optional, is called when a run starts (concurrently).
+	OnStart func(j Job)
 	// OnDone, optional, is called once per finished run, never
 	// concurrently, in the order the runs finish.
 	OnDone func(r *Result)
@@ -213,6 +245,9 @@ func RunBatch(host Host, jobs []Job, opt Options) (results []*Result, hostOutput
 			t.Run(job.ID, func(t *testing.T) {
 				if !opt.Sequential {
 					t.Parallel()
+				}
+				if opt.OnStart != nil {
+					opt.OnStart(job)
 				}
 				r := runOne(t, job)
 				if opt.Out != "" {
@@ -332,7 +367,8 @@ const (
 // failed as the scenario expects (a mutant caught) is written as passing,
 // with a reason saying so, and a verdict that differs from the expectation
 // as failing; a failed verdict the scenario does not judge is written as
-// unknown. Random and file plans keep their verdicts as they are. The index
+// unknown. For random and file plans a failed sync-soundness verdict (a
+// measurement, see Result.Unexpected) is written as unknown. The index
 // and the per-run files always show the verdicts as they are.
 func WriteBatch(out, title string, results []*Result, opt Options) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
@@ -386,7 +422,15 @@ func WriteBatch(out, title string, results []*Result, opt Options) error {
 // WriteBatch).
 func junitVerdicts(r *Result) []invariants.Verdict {
 	if !r.Judged() {
-		return r.Verdicts
+		out := make([]invariants.Verdict, 0, len(r.Verdicts))
+		for _, v := range r.Verdicts {
+			if v.Status == invariants.Fail && IsMeasurement(v.Invariant) {
+				v.Status = invariants.Unknown
+				v.Reason = "a measurement of a sync definition, not a property of the subject: " + v.Reason
+			}
+			out = append(out, v)
+		}
+		return out
 	}
 	mism := map[string]scenarios.Mismatch{}
 	for _, m := range r.Mismatches {
