@@ -1,10 +1,12 @@
 package http
 
 import (
+	"encoding/json"
 	nethttp "net/http"
 	"sort"
 	"strings"
 
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -110,4 +112,85 @@ func (h *handler) apiResourceList(gv schema.GroupVersion, resources []fakeapi.Re
 		}
 	}
 	return list
+}
+
+// AggregatedDiscoveryContentType is the Content-Type of aggregated
+// discovery responses, which client-go recognises.
+const AggregatedDiscoveryContentType = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+
+// wantsAggregated reports whether the best clause of r's Accept header that
+// the handler can serve asks for aggregated discovery (apidiscovery.k8s.io/v2).
+func wantsAggregated(r *nethttp.Request) bool {
+	for _, c := range parseAccept(r.Header.Get("Accept")) {
+		switch as := c.params["as"]; {
+		case as == "APIGroupDiscoveryList" && c.params["g"] == "apidiscovery.k8s.io" && c.params["v"] == "v2" && c.typ == "application/json":
+			return true
+		case as == "" && (c.typ == "application/json" || c.typ == "application/yaml" || c.typ == "*/*" || c.typ == "application/*"):
+			return false
+		}
+	}
+	return false
+}
+
+// aggregatedDiscovery is the aggregated document of /api (core) or /apis
+// (every named group).
+func (h *handler) aggregatedDiscovery(core bool) *apidiscoveryv2.APIGroupDiscoveryList {
+	type gv struct{ group, version string }
+	var order []gv
+	byGV := map[gv][]apidiscoveryv2.APIResourceDiscovery{}
+	for _, res := range h.srv.Resources() {
+		if (res.GVR.Group == "") != core {
+			continue
+		}
+		k := gv{res.GVR.Group, res.GVR.Version}
+		if _, ok := byGV[k]; !ok {
+			order = append(order, k)
+		}
+		kind := &metav1.GroupVersionKind{Group: res.GVR.Group, Version: res.GVR.Version, Kind: res.Kind}
+		scope := apidiscoveryv2.ScopeCluster
+		if res.Namespaced {
+			scope = apidiscoveryv2.ScopeNamespace
+		}
+		rd := apidiscoveryv2.APIResourceDiscovery{
+			Resource:         res.GVR.Resource,
+			ResponseKind:     kind,
+			Scope:            scope,
+			SingularResource: strings.ToLower(res.Kind),
+			Verbs:            resourceVerbs,
+		}
+		if res.HasStatus {
+			rd.Subresources = []apidiscoveryv2.APISubresourceDiscovery{{Subresource: "status", ResponseKind: kind, Verbs: statusVerbs}}
+		}
+		byGV[k] = append(byGV[k], rd)
+	}
+	list := &apidiscoveryv2.APIGroupDiscoveryList{
+		TypeMeta: metav1.TypeMeta{Kind: "APIGroupDiscoveryList", APIVersion: "apidiscovery.k8s.io/v2"},
+		Items:    []apidiscoveryv2.APIGroupDiscovery{},
+	}
+	index := map[string]int{}
+	for _, k := range order {
+		i, ok := index[k.group]
+		if !ok {
+			i = len(list.Items)
+			index[k.group] = i
+			list.Items = append(list.Items, apidiscoveryv2.APIGroupDiscovery{ObjectMeta: metav1.ObjectMeta{Name: k.group}})
+		}
+		list.Items[i].Versions = append(list.Items[i].Versions, apidiscoveryv2.APIVersionDiscovery{
+			Version: k.version, Resources: byGV[k], Freshness: apidiscoveryv2.DiscoveryFreshnessCurrent,
+		})
+	}
+	return list
+}
+
+// serveAggregated answers aggregated discovery as plain JSON with the
+// Content-Type client-go checks for.
+func (h *handler) serveAggregated(w nethttp.ResponseWriter, r *nethttp.Request, core bool) {
+	data, err := json.Marshal(h.aggregatedDiscovery(core))
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", AggregatedDiscoveryContentType)
+	w.WriteHeader(nethttp.StatusOK)
+	_, _ = w.Write(data)
 }

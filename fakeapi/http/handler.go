@@ -25,9 +25,9 @@
 //   - as=PartialObjectMetadata and as=PartialObjectMetadataList (client-go's
 //     metadata client, controller-runtime's metadata-only watches), in JSON
 //     or protobuf, for every resource;
-//   - aggregated discovery (as=APIGroupDiscoveryList) is not served: that
-//     clause is skipped, so client-go's discovery falls back to the plain
-//     JSON clause it always adds (legacy discovery).
+//   - aggregated discovery (apidiscovery.k8s.io/v2 APIGroupDiscoveryList,
+//     JSON) on /api and /apis when the Accept header prefers it, as
+//     client-go's discovery does; legacy discovery otherwise.
 //
 // Patch content types: merge, JSON patch and strategic merge (built-ins);
 // server-side apply (application/apply-patch+yaml) gets 415.
@@ -162,6 +162,10 @@ func (h *handler) ServeHTTP(w nethttp.ResponseWriter, r *nethttp.Request) {
 		return
 	case len(segs) >= 1 && segs[0] == "api":
 		if len(segs) == 1 {
+			if wantsAggregated(r) && r.Method == nethttp.MethodGet {
+				h.serveAggregated(w, r, true)
+				return
+			}
 			h.serveDiscovery(w, r, h.apiVersions(r))
 			return
 		}
@@ -174,6 +178,10 @@ func (h *handler) ServeHTTP(w nethttp.ResponseWriter, r *nethttp.Request) {
 	case len(segs) >= 1 && segs[0] == "apis":
 		switch len(segs) {
 		case 1:
+			if wantsAggregated(r) && r.Method == nethttp.MethodGet {
+				h.serveAggregated(w, r, false)
+				return
+			}
 			h.serveDiscovery(w, r, h.apiGroupList())
 			return
 		case 2:

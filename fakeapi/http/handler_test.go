@@ -183,15 +183,35 @@ func TestTableResponsesHaveNameAndAgeColumns(t *testing.T) {
 }
 
 // TestDiscoveryOverThePipeListsEveryServedResourceAndTheVersion: client-go's
-// discovery client (which asks for aggregated discovery first) falls back
-// to the legacy documents and finds every resource, subresources and the
-// CRD included; /version answers the configured version.
+// discovery client, aggregated (its default) and legacy, finds every
+// resource, subresources and the CRD included; /version answers the
+// configured version.
 func TestDiscoveryOverThePipeListsEveryServedResourceAndTheVersion(t *testing.T) {
+	for _, legacy := range []bool{false, true} {
+		t.Run(map[bool]string{false: "aggregated", true: "legacy"}[legacy], func(t *testing.T) {
+			testDiscovery(t, legacy)
+		})
+	}
+}
+
+func testDiscovery(t *testing.T, legacy bool) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, fakeapi.Options{})
 		dc, err := discovery.NewDiscoveryClientForConfig(e.pipe.RESTConfig("discovery"))
 		if err != nil {
 			t.Fatal(err)
+		}
+		dc.UseLegacyDiscovery = legacy
+		h := fakehttp.NewHandler(e.srv, fakehttp.Options{})
+		for _, path := range []string{"/api", "/apis"} {
+			w := do(h, "GET", path, discovery.AcceptV2+","+discovery.AcceptV1, "", "")
+			if ct := w.Header().Get("Content-Type"); w.Code != 200 || ct != fakehttp.AggregatedDiscoveryContentType {
+				t.Errorf("GET %s with client-go's Accept: %d %q, want 200 aggregated", path, w.Code, ct)
+			}
+			w = do(h, "GET", path, discovery.AcceptV1, "", "")
+			if ct := w.Header().Get("Content-Type"); w.Code != 200 || ct != "application/json" {
+				t.Errorf("GET %s with the legacy Accept: %d %q, want 200 application/json", path, w.Code, ct)
+			}
 		}
 		v, err := dc.ServerVersion()
 		if err != nil || v.GitVersion != fakehttp.DefaultVersion.GitVersion {
