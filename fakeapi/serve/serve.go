@@ -65,6 +65,10 @@ const DefaultAddress = "127.0.0.1:0"
 // default, 250, would queue a controller's 251st watch).
 const MaxConcurrentStreams = 10000
 
+// ShutdownTimeout bounds a graceful shutdown; requests still running then
+// are cut.
+const ShutdownTimeout = 5 * time.Second
+
 // Options configures Serve. The zero value serves an empty server on
 // DefaultAddress with a generated token and writes no kubeconfig.
 type Options struct {
@@ -247,13 +251,27 @@ func Serve(ctx context.Context, opts Options) (*Running, error) {
 		case <-ctx.Done():
 		case err = <-serveErr:
 		}
-		// Watches first: they never go idle, so Shutdown would wait on them.
-		api.Close()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		// Shutdown closes the listener and sends HTTP/2 GOAWAY, then waits
+		// for active requests; watches never go idle, so end them (again
+		// and again: a client may re-watch before its GOAWAY arrives).
+		sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 		defer cancel()
-		if serr := hs.Shutdown(sctx); serr != nil {
-			cancelBase()
-			_ = hs.Close()
+		shut := make(chan error, 1)
+		go func() { shut <- hs.Shutdown(sctx) }()
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+	drain:
+		for {
+			api.Close()
+			select {
+			case serr := <-shut:
+				if serr != nil {
+					cancelBase()
+					_ = hs.Close()
+				}
+				break drain
+			case <-tick.C:
+			}
 		}
 		cancelBase()
 		if err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -18,8 +18,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/cachelab/cachelab/fakeapi/serve"
@@ -224,6 +226,17 @@ func TestServeOnLoopbackWithTLSAndTokenServesClientGo(t *testing.T) {
 		}
 	}
 
+	// An informer keeps re-watching as its watches end; shutdown must
+	// still be prompt.
+	ictx, icancel := context.WithCancel(bg)
+	defer icancel()
+	inf := informers.NewSharedInformerFactory(cs, 0).Core().V1().ConfigMaps().Informer()
+	go inf.RunWithContext(ictx)
+	if !cache.WaitFor(ictx, "informer", inf.HasSyncedChecker()) {
+		t.Fatal("informer did not sync")
+	}
+
+	stopAt := time.Now()
 	cancel()
 	select {
 	case _, ok := <-live.ResultChan():
@@ -239,6 +252,9 @@ func TestServeOnLoopbackWithTLSAndTokenServesClientGo(t *testing.T) {
 	case err := <-done:
 		if err != nil {
 			t.Errorf("Wait = %v, want nil", err)
+		}
+		if d := time.Since(stopAt); d >= serve.ShutdownTimeout {
+			t.Errorf("shutdown took %v with an informer re-watching, want under %v", d, serve.ShutdownTimeout)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("server still running 10s after its context ended")
