@@ -39,6 +39,9 @@ func FuzzHandler(f *testing.F) {
 		{4, "/api/v1/namespaces/a", "gracePeriodSeconds=0", "", "", ""},
 		{0, "/apis", "", "", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList", ""},
 		{0, "/api/v1/namespaces/a/configmaps/one", "", "", "application/vnd.kubernetes.protobuf;q=0.5, application/json;q=0", ""},
+		{0, "/api", "", "", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json", ""},
+		{0, "/apis/example.com/v1/foos", "watch=true&timeoutSeconds=1", "", "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1", ""},
+		{0, "/api/v1/namespaces/a/configmaps", "includeObject=Object", "", "application/json;as=Table;v=v1;g=meta.k8s.io", ""},
 	} {
 		f.Add(s.method, s.path, s.query, s.ct, s.accept, []byte(s.body))
 	}
