@@ -71,3 +71,73 @@ func TestApplyThenTimeoutReachesTheHTTPClientAsA504AfterTheWrite(t *testing.T) {
 		}
 	})
 }
+
+// TestEventDelayHoldsWatchFramesOverHTTP: the server's EventDelay hook
+// holds each frame of an HTTP watch: an event written at t arrives at
+// t+delay, and a later one never overtakes it.
+func TestEventDelayHoldsWatchFramesOverHTTP(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, fakeapi.Options{Hooks: fakeapi.HookFuncs{Delay: func(w fakeapi.WatcherInfo, ev fakeapi.EventInfo) time.Duration {
+			if ev.Name == "slow" {
+				return 10 * time.Second
+			}
+			return time.Second
+		}}})
+		cs := e.clientset(t, "watcher")
+		mustNamespace(t, cs, "a")
+		w, err := cs.CoreV1().ConfigMaps("a").Watch(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		start := time.Now()
+		mustCM(t, cs, "a", "slow", nil)
+		mustCM(t, cs, "a", "fast", nil)
+		for _, want := range []struct {
+			name string
+			at   time.Duration
+		}{{"slow", 10 * time.Second}, {"fast", 10 * time.Second}} {
+			ev := next(t, w)
+			if got := eventName(ev); got != "ADDED "+want.name {
+				t.Fatalf("event %s, want ADDED %s (in order)", got, want.name)
+			}
+			if d := time.Since(start); d != want.at {
+				t.Errorf("%s delivered after %v, want %v", want.name, d, want.at)
+			}
+		}
+	})
+}
+
+// TestServiceUnavailableIsRetriedOnlyWithRetryAfter: a 503 without
+// Retry-After reaches the typed client as ServiceUnavailable; with
+// Retry-After: 1 client-go retries it and succeeds.
+func TestServiceUnavailableIsRetriedOnlyWithRetryAfter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var fail atomic.Int32
+		var retryAfter atomic.Int32
+		e := newEnv(t, fakeapi.Options{Hooks: fakeapi.HookFuncs{Before: func(r fakeapi.RequestInfo) fakeapi.RequestFault {
+			if r.Client == "flaky" && fail.Add(-1) >= 0 {
+				err := apierrors.NewServiceUnavailable("overloaded")
+				if s := retryAfter.Load(); s > 0 {
+					err.ErrStatus.Details = &metav1.StatusDetails{RetryAfterSeconds: s}
+				}
+				return fakeapi.RequestFault{Err: err}
+			}
+			return fakeapi.RequestFault{}
+		}}})
+		setup := e.clientset(t, "setup")
+		mustNamespace(t, setup, "a")
+		mustCM(t, setup, "a", "one", nil)
+		flaky := e.clientset(t, "flaky").CoreV1().ConfigMaps("a")
+
+		fail.Store(1)
+		if _, err := flaky.Get(context.Background(), "one", metav1.GetOptions{}); !apierrors.IsServiceUnavailable(err) {
+			t.Errorf("503 without Retry-After: err = %v, want ServiceUnavailable", err)
+		}
+		fail.Store(1)
+		retryAfter.Store(1)
+		if _, err := flaky.Get(context.Background(), "one", metav1.GetOptions{}); err != nil {
+			t.Errorf("503 with Retry-After: err = %v, want a retried success", err)
+		}
+	})
+}
