@@ -177,7 +177,7 @@ func TestRunOfOneScenarioWritesTheOutFilesAndReplaysThem(t *testing.T) {
 	}
 	// The naive cache fails no-lost-deletes as the scenario expects: an
 	// expected failure, reported as caught, and the run is "ok".
-	if !strings.Contains(stdout, "ok    tombstone-after-410") || !strings.Contains(stdout, "caught as expected: eventual-convergence, no-lost-deletes") {
+	if !strings.Contains(stdout, "ok    tombstone-after-410  naivecache") || !strings.Contains(stdout, "caught as expected: eventual-convergence, no-lost-deletes") {
 		t.Errorf("run output lacks the ok line with the caught failure:\n%s", stdout)
 	}
 	if !strings.Contains(stdout, "1 run in ") || !strings.Contains(stdout, "1 as expected, 0 unexpected") {
@@ -264,7 +264,7 @@ func TestRunOfAPlanThatFailsUnexpectedlyExitsNonZeroAndPrintsTheReplayCommand(t 
 		t.Errorf("exit %d, want %d", code, ExitUnexpected)
 	}
 	replay := "replay: cachelab replay " + filepath.Join(out, "my-plan", "naivecache", "plan.json")
-	if !strings.Contains(stdout, "FAIL  my-plan") || !strings.Contains(stdout, "unexpected: no-lost-deletes") || !strings.Contains(stdout, replay) {
+	if !strings.Contains(stdout, "FAIL  my-plan  naivecache") || !strings.Contains(stdout, "unexpected: no-lost-deletes") || !strings.Contains(stdout, replay) {
 		t.Errorf("output lacks the FAIL line, the unexpected verdict or %q:\n%s", replay, stdout)
 	}
 }

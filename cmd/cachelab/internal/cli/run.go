@@ -15,6 +15,7 @@ import (
 	"github.com/cachelab/cachelab/cmd/cachelab/internal/lab"
 	"github.com/cachelab/cachelab/invariants"
 	"github.com/cachelab/cachelab/scenarios"
+	"github.com/cachelab/cachelab/sim"
 )
 
 type runOptions struct {
@@ -151,6 +152,17 @@ func runJobs(env *Env, jobs []lab.Job, o *runOptions, title string) int {
 	prog := lab.StartProgress(env.Stderr, len(jobs), env.TTY)
 	var mu sync.Mutex
 	running := map[string]bool{}
+	// Lines are printed in job order, each as soon as every run before it
+	// has finished, so the output reads the same on every run.
+	index := map[string]int{}
+	nameW, subjW := 0, 0
+	for i, j := range jobs {
+		index[j.ID] = i
+		nameW = max(nameW, len(runName(j.Plan)))
+		subjW = max(subjW, len(j.Plan.Subject))
+	}
+	finished := make([]*lab.Result, len(jobs))
+	next := 0
 	stopWatchdog := watchdog(env, o.timeout, func() []string {
 		mu.Lock()
 		defer mu.Unlock()
@@ -171,7 +183,11 @@ func runJobs(env *Env, jobs []lab.Job, o *runOptions, title string) int {
 			delete(running, r.Job.ID)
 			mu.Unlock()
 			prog.Clear()
-			printResult(env.Stdout, r, env)
+			finished[index[r.Job.ID]] = r
+			for next < len(finished) && finished[next] != nil {
+				printResult(env.Stdout, finished[next], env, nameW, subjW)
+				next++
+			}
 			prog.Done(!r.OK())
 		},
 	}
@@ -251,16 +267,12 @@ func watchdog(env *Env, limit time.Duration, running func() []string) (stop func
 
 // printResult prints one run's line, and for an unexpected run what was
 // unexpected and the replay command.
-func printResult(w io.Writer, r *lab.Result, env *Env) {
+func printResult(w io.Writer, r *lab.Result, env *Env, nameW, subjW int) {
 	status := "ok  "
 	if !r.OK() {
 		status = "FAIL"
 	}
-	name := r.Job.Plan.Name
-	if name == "" {
-		name = fmt.Sprintf("plan-%d", r.Job.Plan.Seed)
-	}
-	fmt.Fprintf(w, "%s  %-32s %-36s %s\n", status, name, r.Job.Plan.Subject, verdictSummary(r))
+	fmt.Fprintf(w, "%s  %-*s  %-*s  %s\n", status, nameW, runName(r.Job.Plan), subjW, r.Job.Plan.Subject, verdictSummary(r))
 	for _, u := range r.Unexpected() {
 		fmt.Fprintf(w, "      unexpected: %s\n", firstLine(u))
 	}
@@ -270,6 +282,14 @@ func printResult(w io.Writer, r *lab.Result, env *Env) {
 	if !r.OK() && r.Dir != "" {
 		fmt.Fprintf(w, "      replay: %s replay %s\n", env.Prog, filepath.Join(r.Dir, lab.PlanFile))
 	}
+}
+
+// runName is the plan's name, or "plan-<seed>".
+func runName(p *sim.Plan) string {
+	if p.Name == "" {
+		return fmt.Sprintf("plan-%d", p.Seed)
+	}
+	return p.Name
 }
 
 // verdictSummary is "12 pass, 1 fail (caught: x), 1 unknown".
@@ -299,7 +319,7 @@ func verdictSummary(r *lab.Result) string {
 		s += "; unsound sync definitions: " + strings.Join(m, ", ")
 	}
 	if r.Trace != nil {
-		s += fmt.Sprintf("  [%s virtual, %s]", r.Trace.End, r.Wall.Round(time.Millisecond))
+		s += fmt.Sprintf("  [%s virtual, %s]", r.Trace.End.D().Round(time.Millisecond), r.Wall.Round(time.Millisecond))
 	}
 	return s
 }
