@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -32,6 +33,12 @@ type Faults struct {
 	// ReplicaLag serves lists and watches at resourceVersion "0" this many
 	// revisions behind the latest (a stale replica).
 	ReplicaLag int64 `json:"replicaLag,omitempty"`
+	// WatchBreakInterval, if positive, ends one open watch (drawn at
+	// random) every interval ("30s"): a clean close, or with
+	// WatchBreakAbrupt a reset stream (the client sees a decoding ERROR).
+	WatchBreakInterval Duration `json:"watchBreakInterval,omitempty"`
+	// WatchBreakAbrupt makes WatchBreakInterval's closes abrupt.
+	WatchBreakAbrupt bool `json:"watchBreakAbrupt,omitempty"`
 	// Seed seeds the fault draws. Optional; default 1.
 	Seed uint64 `json:"seed,omitempty"`
 }
@@ -74,6 +81,8 @@ func (f Faults) Validate() error {
 		return fmt.Errorf("retryAfterSeconds must not be negative, got %d", f.RetryAfterSeconds)
 	case f.EventDelay < 0:
 		return fmt.Errorf("eventDelay must not be negative, got %v", time.Duration(f.EventDelay))
+	case f.WatchBreakInterval < 0:
+		return fmt.Errorf("watchBreakInterval must not be negative, got %v", time.Duration(f.WatchBreakInterval))
 	case f.ReplicaLag < 0:
 		return fmt.Errorf("replicaLag must not be negative, got %d", f.ReplicaLag)
 	}
@@ -178,4 +187,34 @@ func faultError(f Faults, gr schema.GroupResource) error {
 		err.ErrStatus.Details = detailsWithRetry(gr, f.RetryAfterSeconds)
 	}
 	return err
+}
+
+// breakWatches ends one open watch every WatchBreakInterval of the live
+// profile, until ctx ends.
+func (h *faultHooks) breakWatches(ctx context.Context, api *fakeapi.Server) {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	last := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-tick.C:
+			h.mu.Lock()
+			every, abrupt := time.Duration(h.f.WatchBreakInterval), h.f.WatchBreakAbrupt
+			h.mu.Unlock()
+			if every <= 0 || now.Sub(last) < every {
+				continue
+			}
+			last = now
+			ws := api.Watchers()
+			if len(ws) == 0 {
+				continue
+			}
+			h.mu.Lock()
+			i := h.rng.IntN(len(ws))
+			h.mu.Unlock()
+			_ = api.CloseWatch(ws[i].ID, abrupt)
+		}
+	}
 }

@@ -242,6 +242,12 @@ func Serve(ctx context.Context, opts Options) (*Running, error) {
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.ServeTLS(ln, "", "") }()
+	breakCtx, stopBreaking := context.WithCancel(ctx)
+	breakDone := make(chan struct{})
+	go func() {
+		defer close(breakDone)
+		hooks.breakWatches(breakCtx, api)
+	}()
 	log.Info("serving", "url", r.URL, "kubeconfig", opts.KubeconfigPath)
 
 	go func() {
@@ -251,6 +257,8 @@ func Serve(ctx context.Context, opts Options) (*Running, error) {
 		case <-ctx.Done():
 		case err = <-serveErr:
 		}
+		stopBreaking()
+		<-breakDone
 		// Shutdown closes the listener and sends HTTP/2 GOAWAY, then waits
 		// for active requests; watches never go idle, so end them (again
 		// and again: a client may re-watch before its GOAWAY arrives).

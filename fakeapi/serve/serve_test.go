@@ -196,6 +196,7 @@ func TestServeOnLoopbackWithTLSAndTokenServesClientGo(t *testing.T) {
 	if code := admin(t, r, "PUT", "/admin/faults", `{}`, nil); code != 200 {
 		t.Errorf("clear faults: code %d", code)
 	}
+
 	if _, err := cs.CoreV1().ConfigMaps("team").Get(bg, "one", metav1.GetOptions{}); err != nil {
 		t.Errorf("get after clearing faults: %v", err)
 	}
@@ -224,6 +225,50 @@ func TestServeOnLoopbackWithTLSAndTokenServesClientGo(t *testing.T) {
 		if !strings.Contains(string(metricsText), want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
+	}
+
+	// A watch broken abruptly over real HTTP/2 (RST_STREAM): client-go's
+	// decoder reports the stream error as an ERROR event.
+	brk, err := cs.CoreV1().Secrets("team").Watch(bg, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, wi := range r.API.Watchers() {
+		if wi.Resource.Resource == "secrets" {
+			if err := r.API.CloseWatch(wi.ID, true); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	select {
+	case ev := <-brk.ResultChan():
+		st, ok := ev.Object.(*metav1.Status)
+		if ev.Type != watch.Error || !ok || st.Code != 500 || !strings.Contains(st.Message, "INTERNAL_ERROR") {
+			t.Errorf("abruptly closed watch: %s %v, want the client's ERROR for an HTTP/2 stream reset", ev.Type, ev.Object)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("abruptly closed watch: nothing in 10s")
+	}
+	brk.Stop()
+
+	// The profile's periodic watch breaks end a watch on their own.
+	if code := admin(t, r, "PUT", "/admin/faults", `{"watchBreakInterval":"100ms"}`, nil); code != 200 {
+		t.Fatalf("set watchBreakInterval: code %d", code)
+	}
+	periodic, err := cs.CoreV1().Secrets("team").Watch(bg, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case _, ok := <-periodic.ResultChan():
+		if ok {
+			t.Error("periodic break: got an event, want a clean close")
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("periodic break: watch still open after 10s")
+	}
+	if code := admin(t, r, "PUT", "/admin/faults", `{}`, nil); code != 200 {
+		t.Errorf("clear faults: code %d", code)
 	}
 
 	// An informer keeps re-watching as its watches end; shutdown must
