@@ -17,8 +17,14 @@
 //	                                         writes, watch events sent, active watchers,
 //	                                         faults injected, resourceVersion
 //
-// It shuts down cleanly when the context ends: open watches are closed
-// cleanly first (clients re-watch elsewhere), then the HTTP server drains.
+// The fault profile (Faults) is live: error rate and code, Retry-After,
+// apply-then-timeout rate, watch event delay, stale-replica lag and
+// periodic watch breaks, changed through /admin/faults or SetFaults.
+//
+// It shuts down cleanly when the context ends: the listener closes and
+// HTTP/2 clients get GOAWAY, open watches end cleanly (again until none
+// remain, as clients re-watch), and the server drains within
+// ShutdownTimeout; Running.Wait returns after that.
 package serve
 
 import (
