@@ -33,7 +33,11 @@
 //     MODIFIED, DELETED). When it is empty a write removes the object if its
 //     Verb is "delete" and the object has no finalizers left, or if the
 //     object has a deletionTimestamp and no finalizers left; a "delete" that
-//     leaves finalizers only marks the object terminating.
+//     leaves finalizers only marks the object terminating. A DELETED
+//     RecSent/RecDelivered event with the write's UID and RV also marks it
+//     as a removal: the store records an update that empties a terminating
+//     object's finalizers with the object's last state (finalizers still
+//     listed), as kube-apiserver's watch does.
 //   - RecSent / RecDelivered: Actor (the watching client), Watcher (one
 //     watch stream), EventType, Resource, Namespace, Name, UID, RV, Initial.
 //   - RecHandler: Actor, Handler (the registration name), EventType
@@ -52,7 +56,11 @@
 //   - RecCache: Actor, Handler (the cache's name), Resource and Namespace
 //     (what it caches; inferred from its objects or from RecHandler records
 //     with the same Handler name when empty), Objects. The last snapshot of
-//     each cache is compared with RecFinal.
+//     each cache is compared with RecFinal. A snapshot of a store the server
+//     does not serve (Bellerophon's "backups") is the subject's record of the
+//     world outside the cluster: entries carry the UID of the object they
+//     belong to, and the finalizers check wants none left for a removed
+//     object.
 //   - RecFinal: Objects, the server's state at the end of the run.
 //   - RecFault: ContractBreaking marks faults that break the API's promises;
 //     verdicts mention them when they fail.
@@ -62,4 +70,18 @@
 //     which fixes what informer-synced and handler-synced promise.
 //   - RecRequest with Verb "get" and Code 200 by the subject: a fresh read
 //     (no-lost-updates counts it as having observed every earlier write).
+//     RecRequest with Code 409 and Reason "Conflict" or "AlreadyExists" on
+//     a subject's write: read-your-writes looks at whose write it hit.
+//   - RecReconcile Op "start": a reconcile began (no-duplicate-children
+//     allows any version of the owner the subject's handlers had been given
+//     by then).
+//
+// # Judging the subject, judging a signal
+//
+// SubjectInvariants judge the subject; the sync-soundness verdicts judge a
+// signal the subject records (a correct subject may record an unsound one,
+// such as quiescence). Verdicts say Unknown rather than guess: when the
+// trace lacks what a check needs, or when the sim's own records are known to
+// be stale (a desired-state record computed without a removal only a DELETED
+// event shows).
 package invariants

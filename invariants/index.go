@@ -99,11 +99,29 @@ func isWrite(r sim.Record) bool { return r.Kind == sim.RecWrite && r.Name != "" 
 // state: finalizers included).
 type removals map[string]int64
 
+// Without a watch open at the time there is no such event; then RecFinal
+// decides: an object absent from the server's final state was removed by its
+// last write (nothing is written to an object after its removal).
 func removalsOf(tr *sim.Trace) removals {
 	out := removals{}
+	lastRV := map[string]int64{}
 	for _, r := range tr.Records {
 		if (r.Kind == sim.RecSent || r.Kind == sim.RecDelivered) && r.EventType == "DELETED" && r.UID != "" && !r.Initial {
 			out[r.UID] = r.RV
+		}
+		if isWrite(r) && r.UID != "" {
+			lastRV[r.UID] = r.RV
+		}
+	}
+	if final, ok := finalRecord(tr); ok {
+		onServer := map[string]bool{}
+		for _, o := range final.Objects {
+			onServer[o.UID] = true
+		}
+		for uid, rv := range lastRV {
+			if _, ok := out[uid]; !ok && !onServer[uid] {
+				out[uid] = rv
+			}
 		}
 	}
 	return out

@@ -318,3 +318,17 @@ func TestMainUpdateRacingItsOwnStatusWritePassesReadYourWrites(t *testing.T) {
 	h.b.Add(sim.Record{Kind: sim.RecRequest, Actor: ctrl, Verb: "update", Resource: "bellerophons", Namespace: "ns", Name: "p", Code: 409, Reason: "Conflict"})
 	wantStatus(t, invariants.ReadYourWrites(h.end().Trace("quiet")), invariants.Pass)
 }
+
+func TestRemovalWithNoWatchOpenIsKnownFromTheFinalState(t *testing.T) {
+	// No watch was open when the finalizers were emptied: no DELETED event
+	// shows the removal, but the object is absent from RecFinal.
+	h, p := finalizerRun()
+	gone := h.b.RemoveByUpdate("user", p)
+	h.b.At(10 * sec)
+	h.b.CacheOfServer(ctrl, "pods", "pods")
+	snap := h.b.Cache(ctrl, "bellerophons", "bellerophons", gone)
+	h.b.Final()
+	v := invariants.NoLostDeletes(h.b.Trace("quiet"))
+	wantStatus(t, v, invariants.Fail)
+	wantPositions(t, v, snap.Pos)
+}

@@ -19,7 +19,8 @@ import (
 // re-versions, deletes and recreates Bellerophons (with the kubelet actor
 // making Pods Ready); for any other subject it does the same to ConfigMaps.
 // Between those writes it draws watch breaks, 410s, compactions and a crash
-// followed by a restart. Only contract-keeping faults are drawn.
+// followed by a restart (for Bellerophon, possibly with a slow Pod relist).
+// Only contract-keeping faults are drawn.
 func PlanGen(subject string) *rapid.Generator[sim.Plan] {
 	bell := genServesBellerophon(subject)
 	return rapid.Custom(func(t *rapid.T) sim.Plan {
@@ -175,7 +176,7 @@ func (g *planGen) step(at time.Duration) ([]sim.Step, time.Duration) {
 		name, _ := g.pick(g.live)
 		var steps []sim.Step
 		if g.bell {
-			steps = append(steps, sim.Step{At: st.At, Actor: "faults", Op: "hold", Resource: "pods", Target: g.subject, For: g.ms("hold-ms", 0, 5000)})
+			steps = append(steps, sim.Step{At: st.At, Actor: "faults", Op: "hold", Resource: "pods", Target: g.subject, For: g.ms("hold-ms", 100, 5000)}) // For 0 would hold until a release
 		}
 		steps = append(steps,
 			sim.Step{At: st.At, Actor: "faults", Op: "break", Target: g.subject},
@@ -210,7 +211,12 @@ func (g *planGen) step(at time.Duration) ([]sim.Step, time.Duration) {
 	case "crash":
 		restart := sim.Step{At: sim.Duration(at) + g.ms("down-ms", 0, 3000), Actor: "controller", Op: "restart"}
 		st.Actor, st.Op = "controller", "crash"
-		return []sim.Step{st, restart}, restart.At.D()
+		steps := []sim.Step{st}
+		if g.bell && rapid.Bool().Draw(g.t, "slow-pod-relist") {
+			// The restarted process lists its Pods slowly (EDGE 4, 27).
+			steps = append(steps, sim.Step{At: restart.At, Actor: "faults", Op: "hold", Resource: "pods", Target: g.subject, For: g.ms("relist-hold-ms", 100, 5000)})
+		}
+		return append(steps, restart), restart.At.D()
 	}
 	return []sim.Step{st}, at
 }
