@@ -17,6 +17,9 @@ type Progress struct {
 	tty   bool
 	total int
 	start time.Time
+	// after is how long the batch runs before anything is shown; every is
+	// the redraw (terminal) or log-line period.
+	after, every time.Duration
 
 	mu         sync.Mutex
 	done       int
@@ -38,7 +41,16 @@ func IsTerminal(w io.Writer) bool {
 
 // StartProgress starts showing the progress of total runs on w.
 func StartProgress(w io.Writer, total int, tty bool) *Progress {
-	p := &Progress{w: w, tty: tty, total: total, start: time.Now(), stop: make(chan struct{}), stopped: make(chan struct{})}
+	every := 2 * time.Second
+	if tty {
+		every = 100 * time.Millisecond
+	}
+	return startProgress(w, total, tty, time.Second, every)
+}
+
+func startProgress(w io.Writer, total int, tty bool, after, every time.Duration) *Progress {
+	p := &Progress{w: w, tty: tty, total: total, start: time.Now(), after: after, every: every,
+		stop: make(chan struct{}), stopped: make(chan struct{})}
 	go p.loop()
 	return p
 }
@@ -77,18 +89,14 @@ func (p *Progress) Stop() {
 
 func (p *Progress) loop() {
 	defer close(p.stopped)
-	every := 2 * time.Second
-	if p.tty {
-		every = 100 * time.Millisecond
-	}
-	t := time.NewTicker(every)
+	t := time.NewTicker(p.every)
 	defer t.Stop()
 	for {
 		select {
 		case <-p.stop:
 			return
 		case <-t.C:
-			if time.Since(p.start) >= time.Second {
+			if time.Since(p.start) >= p.after {
 				p.draw()
 			}
 		}
