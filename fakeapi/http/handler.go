@@ -29,6 +29,12 @@
 //     JSON) on /api and /apis when the Accept header prefers it, as
 //     client-go's discovery does; legacy discovery otherwise.
 //
+// OpenAPI: /openapi/v3 lists one document per group version, each with the
+// resource paths, their x-kubernetes-group-version-kind and the
+// fieldValidation parameter, which is all kubectl create/apply/patch need
+// (they then leave validation to the server). No schemas: kubectl explain
+// does not work; /openapi/v2 is 404.
+//
 // Patch content types: merge, JSON patch and strategic merge (built-ins);
 // server-side apply (application/apply-patch+yaml) gets 415.
 package http
@@ -159,6 +165,9 @@ func (h *handler) ServeHTTP(w nethttp.ResponseWriter, r *nethttp.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(nethttp.StatusOK)
 		_, _ = io.WriteString(w, "ok")
+		return
+	case len(segs) >= 2 && segs[0] == "openapi" && segs[1] == "v3" && r.Method == nethttp.MethodGet:
+		h.serveOpenAPI(w, r, segs[2:])
 		return
 	case len(segs) >= 1 && segs[0] == "api":
 		if len(segs) == 1 {

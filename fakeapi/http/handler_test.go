@@ -244,3 +244,33 @@ func testDiscovery(t *testing.T, legacy bool) {
 		}
 	})
 }
+
+// TestOpenAPIV3ListsEveryGroupVersionWithPatchGVKs: /openapi/v3 names a
+// document per served group version; each document's PATCH operations
+// carry the kind and the fieldValidation parameter kubectl looks for.
+func TestOpenAPIV3ListsEveryGroupVersionWithPatchGVKs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h, _ := seeded(t)
+		w := do(h, "GET", "/openapi/v3", "", "", "")
+		var root struct {
+			Paths map[string]struct{ ServerRelativeURL string }
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &root); w.Code != 200 || err != nil {
+			t.Fatalf("/openapi/v3: %d %s", w.Code, w.Body)
+		}
+		for _, gv := range []string{"api/v1", "apis/events.k8s.io/v1", "apis/example.com/v1"} {
+			if root.Paths[gv].ServerRelativeURL == "" {
+				t.Errorf("/openapi/v3 lacks %s: %s", gv, w.Body)
+			}
+		}
+		w = do(h, "GET", root.Paths["apis/example.com/v1"].ServerRelativeURL, "application/json", "", "")
+		body := w.Body.String()
+		if w.Code != 200 || !strings.Contains(body, `"/apis/example.com/v1/namespaces/{namespace}/foos/{name}"`) ||
+			!strings.Contains(body, `"kind":"Foo"`) || !strings.Contains(body, `"name":"fieldValidation"`) {
+			t.Errorf("example.com/v1 document: %d %s", w.Code, body)
+		}
+		if w := do(h, "GET", "/openapi/v3/apis/nope/v1", "", "", ""); w.Code != 404 {
+			t.Errorf("document of an unserved group version: %d, want 404", w.Code)
+		}
+	})
+}

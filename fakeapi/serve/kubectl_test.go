@@ -1,0 +1,130 @@
+package serve_test
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cachelab/cachelab/fakeapi/serve"
+)
+
+// kubectl runs the kubectl binary against the kubeconfig and returns its
+// combined output.
+func kubectl(t *testing.T, kubeconfig, stdin string, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "kubectl", append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+// TestKubectlAgainstServe drives the real kubectl binary (skipped when
+// none is on PATH; this machine has v1.32) against Serve over TLS with the
+// written kubeconfig: create from YAML, get as a table, get -w in the
+// background (ADDED, MODIFIED, DELETED), apply, patch, delete, and a CRD
+// instance.
+func TestKubectlAgainstServe(t *testing.T) {
+	if _, err := exec.LookPath("kubectl"); err != nil {
+		t.Skip("no kubectl on PATH")
+	}
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r, err := serve.Serve(ctx, serve.Options{
+		KubeconfigPath: filepath.Join(dir, "kubeconfig"),
+		CRDFiles:       []string{write(t, dir, "crd.yaml", crdYAML)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc := r.KubeconfigPath
+	run := func(stdin string, args ...string) string {
+		t.Helper()
+		out, err := kubectl(t, kc, stdin, args...)
+		if err != nil {
+			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return out
+	}
+	if out := run("", "version"); !strings.Contains(out, "Server Version: v1.37.2-cachelab") {
+		t.Errorf("kubectl version:\n%s", out)
+	}
+	if out := run("", "get", "namespaces"); !strings.Contains(out, "NAME") || !strings.Contains(out, "AGE") || !strings.Contains(out, "kube-system") {
+		t.Errorf("kubectl get namespaces (table):\n%s", out)
+	}
+
+	// get -w in the background, with event types.
+	wctx, wcancel := context.WithCancel(context.Background())
+	defer wcancel()
+	watchCmd := exec.CommandContext(wctx, "kubectl", "--kubeconfig", kc, "get", "configmaps", "-w", "--output-watch-events")
+	var watchOut syncBuffer
+	watchCmd.Stdout, watchCmd.Stderr = &watchOut, &watchOut
+	if err := watchCmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor := func(what string, ok func(string) bool) {
+		t.Helper()
+		for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if ok(watchOut.String()) {
+				return
+			}
+		}
+		t.Errorf("kubectl get -w: no %s in:\n%s", what, watchOut.String())
+	}
+
+	if out := run("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: one}\ndata: {k: v}\n", "create", "-f", "-"); !strings.Contains(out, "configmap/one created") {
+		t.Errorf("kubectl create:\n%s", out)
+	}
+	waitFor("ADDED one", func(s string) bool { return strings.Contains(s, "ADDED") && strings.Contains(s, "one") })
+	if out := run("", "get", "configmaps"); !strings.Contains(out, "NAME") || !strings.Contains(out, "one") {
+		t.Errorf("kubectl get configmaps:\n%s", out)
+	}
+	if out := run("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: one}\ndata: {k: v2}\n", "apply", "-f", "-"); !strings.Contains(out, "configmap/one configured") {
+		t.Errorf("kubectl apply:\n%s", out)
+	}
+	if out := run("", "patch", "configmap", "one", "-p", `{"data":{"k":"v3"}}`); !strings.Contains(out, "configmap/one patched") {
+		t.Errorf("kubectl patch:\n%s", out)
+	}
+	if out := run("", "get", "configmap", "one", "-o", "jsonpath={.data.k}"); out != "v3" {
+		t.Errorf("after apply and patch: k = %q, want v3", out)
+	}
+	if out := run("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nspec: {size: 1}\n", "create", "-f", "-"); !strings.Contains(out, "widget.example.com/w created") {
+		t.Errorf("kubectl create widget:\n%s", out)
+	}
+	if out := run("", "get", "widgets"); !strings.Contains(out, "w ") {
+		t.Errorf("kubectl get widgets:\n%s", out)
+	}
+	if out := run("", "delete", "configmap", "one"); !strings.Contains(out, `configmap "one" deleted`) {
+		t.Errorf("kubectl delete:\n%s", out)
+	}
+	waitFor("MODIFIED and DELETED", func(s string) bool { return strings.Contains(s, "MODIFIED") && strings.Contains(s, "DELETED") })
+	wcancel()
+	_ = watchCmd.Wait()
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer process and a reader.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
