@@ -1,10 +1,12 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"sync"
 	"time"
 
@@ -217,4 +219,32 @@ func (h *faultHooks) breakWatches(ctx context.Context, api *fakeapi.Server) {
 			_ = api.CloseWatch(ws[i].ID, abrupt)
 		}
 	}
+}
+
+// ParseFaults reads a fault profile from JSON, refusing unknown fields and
+// invalid values with an error that names them.
+func ParseFaults(data []byte) (Faults, error) {
+	var f Faults
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return Faults{}, fmt.Errorf("fault profile: %w (fields: errorRate, errorCode, retryAfterSeconds, applyThenTimeoutRate, eventDelay, replicaLag, watchBreakInterval, watchBreakAbrupt, seed)", err)
+	}
+	if err := f.Validate(); err != nil {
+		return Faults{}, fmt.Errorf("fault profile: %w", err)
+	}
+	return f, nil
+}
+
+// LoadFaults reads a fault profile from a JSON file (ParseFaults).
+func LoadFaults(path string) (Faults, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Faults{}, fmt.Errorf("fault profile: %w", err)
+	}
+	f, err := ParseFaults(data)
+	if err != nil {
+		return Faults{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, nil
 }

@@ -453,11 +453,14 @@ func adminHandler(r *Running, log *slog.Logger) http.Handler {
 		case path == "/admin/faults" && req.Method == http.MethodGet:
 			writeJSON(w, http.StatusOK, r.Faults())
 		case path == "/admin/faults" && (req.Method == http.MethodPut || req.Method == http.MethodPost):
-			var f Faults
-			dec := json.NewDecoder(io.LimitReader(req.Body, 1<<20))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(&f); err != nil {
-				writeStatus(w, apierrors.NewBadRequest(fmt.Sprintf("the body must be a fault profile (JSON): %v", err)))
+			data, err := io.ReadAll(io.LimitReader(req.Body, 1<<20))
+			if err != nil {
+				writeStatus(w, apierrors.NewBadRequest(fmt.Sprintf("reading the fault profile: %v", err)))
+				return
+			}
+			f, err := ParseFaults(data)
+			if err != nil {
+				writeStatus(w, apierrors.NewBadRequest(err.Error()))
 				return
 			}
 			if err := r.SetFaults(f); err != nil {
