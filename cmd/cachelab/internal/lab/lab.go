@@ -388,8 +388,15 @@ func WriteBatch(out, title string, results []*Result, opt Options) error {
 		}
 		entries = append(entries, reports.NewIndexEntry(run, href))
 		run.Verdicts = junitVerdicts(r)
-		if r.Trace == nil && r.Err != nil {
-			run.Trace = &sim.Trace{Outcome: "error: " + r.Err.Error()}
+		if r.Err != nil {
+			// JUnit marks a run that failed as such (<error>) from the
+			// trace's outcome; the run's own files keep the real outcome.
+			t := sim.Trace{}
+			if r.Trace != nil {
+				t = *r.Trace
+			}
+			t.Outcome = "error: " + r.Err.Error()
+			run.Trace = &t
 		}
 		runs = append(runs, run)
 	}
