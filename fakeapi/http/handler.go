@@ -581,8 +581,10 @@ func checkIdentity(req *request, obj runtime.Object, named bool) error {
 		default:
 			return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
 		}
-	} else if m.GetNamespace() != "" {
-		return apierrors.NewBadRequest(fmt.Sprintf("%s is cluster-scoped; the object must not have a namespace (got %q)", req.res.Kind, m.GetNamespace()))
+	} else {
+		// Cluster-scoped: kube-apiserver clears a namespace sent in the body
+		// (rest.EnsureObjectNamespaceMatchesRequestNamespace).
+		m.SetNamespace("")
 	}
 	if named && m.GetName() != req.name {
 		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), req.name))

@@ -55,7 +55,7 @@ func seeded(t *testing.T) (http.Handler, *fakeapi.Server) {
 	e := newEnv(t, fakeapi.Options{})
 	h := fakehttp.NewHandler(e.srv, fakehttp.Options{})
 	for _, req := range []struct{ path, body string }{
-		{"/api/v1/namespaces", `{"metadata":{"name":"a"}}`},
+		{"/api/v1/namespaces", `{"metadata":{"name":"a","namespace":"ignored-for-cluster-scoped"}}`},
 		{"/api/v1/namespaces/a/configmaps", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"one"}}`},
 		{"/apis/example.com/v1/namespaces/a/foos", `{"apiVersion":"example.com/v1","kind":"Foo","metadata":{"name":"f"}}`},
 	} {
