@@ -421,8 +421,15 @@ func (h *handler) serveResource(w nethttp.ResponseWriter, req *request) {
 		out, err := req.client.DeleteWithResult(ctx, req.gvr, req.ns, req.name, opts)
 		if err == nil && out != nil {
 			if m, merr := meta.Accessor(out); merr == nil && m.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) > 0 {
-				// Still there (finalizers): kube-apiserver answers the object.
-				h.respond(w, req, nethttp.StatusOK, out, nil)
+				// Still there (finalizers): kube-apiserver answers the
+				// object, 202 Accepted if the client asked for cascading
+				// deletion with orphanDependents=false, else 200.
+				code := nethttp.StatusOK
+				//nolint:staticcheck // OrphanDependents is deprecated but still honoured
+				if opts.OrphanDependents != nil && !*opts.OrphanDependents {
+					code = nethttp.StatusAccepted
+				}
+				h.respond(w, req, code, out, nil)
 				return
 			}
 		}
@@ -453,6 +460,7 @@ func (h *handler) respondStatusSuccess(w nethttp.ResponseWriter, req *request, u
 	st := &metav1.Status{
 		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
 		Status:   metav1.StatusSuccess,
+		Code:     nethttp.StatusOK,
 		Details: &metav1.StatusDetails{
 			Name:  req.name,
 			Group: req.gvr.Group,

@@ -274,3 +274,32 @@ func TestOpenAPIV3ListsEveryGroupVersionWithPatchGVKs(t *testing.T) {
 		}
 	})
 }
+
+// TestDeleteAnswersTheObjectWhileFinalizersHoldIt: as kube-apiserver, a
+// delete that only marks the object (finalizers) answers the object (202
+// with orphanDependents=false), and a delete that removes it answers a
+// Success Status.
+func TestDeleteAnswersTheObjectWhileFinalizersHoldIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h, _ := seeded(t)
+		for _, name := range []string{"held", "held2"} {
+			if w := do(h, "POST", "/api/v1/namespaces/a/configmaps", "", "application/json",
+				`{"metadata":{"name":"`+name+`","finalizers":["example.com/hold"]}}`); w.Code != 201 {
+				t.Fatalf("create %s: %d %s", name, w.Code, w.Body)
+			}
+		}
+		w := do(h, "DELETE", "/api/v1/namespaces/a/configmaps/held", "", "", "")
+		if body := w.Body.String(); w.Code != 200 || !strings.Contains(body, `"kind":"ConfigMap"`) || !strings.Contains(body, `"deletionTimestamp"`) {
+			t.Errorf("delete with a finalizer: %d %s, want 200 and the marked object", w.Code, body)
+		}
+		w = do(h, "DELETE", "/api/v1/namespaces/a/configmaps/held2", "", "application/json", `{"orphanDependents":false}`)
+		if w.Code != 202 {
+			t.Errorf("delete with a finalizer and orphanDependents=false: %d, want 202", w.Code)
+		}
+		w = do(h, "DELETE", "/api/v1/namespaces/a/configmaps/one", "", "", "")
+		var st metav1.Status
+		if err := json.Unmarshal(w.Body.Bytes(), &st); w.Code != 200 || err != nil || st.Status != metav1.StatusSuccess || st.Details.Name != "one" {
+			t.Errorf("delete: %d %s, want 200 and a Success Status naming one", w.Code, w.Body)
+		}
+	})
+}
