@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/cachelab/cachelab/scenarios"
@@ -104,9 +105,12 @@ func normalized(b []byte) string {
 	return string(out)
 }
 
-// FaultDiff compares the fault schedules (the fault records, in order) of
-// a recorded trace and a replayed one. same is true when they are equal;
-// otherwise desc says where they first differ.
+// FaultDiff compares the fault schedules of a recorded trace and a
+// replayed one: their fault records ordered by virtual time, and by what
+// they say within one instant (faults at the same instant, say a step's
+// compaction and a request the subject sent at that instant, may be
+// recorded in either order). same is true when they are equal; otherwise
+// desc says where they first differ.
 func FaultDiff(recorded, replayed *sim.Trace) (same bool, desc string) {
 	a, b := faults(recorded), faults(replayed)
 	n := min(len(a), len(b))
@@ -125,6 +129,7 @@ func FaultDiff(recorded, replayed *sim.Trace) (same bool, desc string) {
 }
 
 type faultKey struct {
+	at  sim.Duration
 	key string
 	pos int
 }
@@ -147,8 +152,14 @@ func faults(tr *sim.Trace) []faultKey {
 		if r.Code != 0 {
 			parts = append(parts, fmt.Sprintf("code=%d", r.Code))
 		}
-		out = append(out, faultKey{key: strings.Join(parts, " "), pos: r.Pos})
+		out = append(out, faultKey{at: r.At, key: strings.Join(parts, " "), pos: r.Pos})
 	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].at != out[j].at {
+			return out[i].at < out[j].at
+		}
+		return out[i].key < out[j].key
+	})
 	return out
 }
 

@@ -1,0 +1,128 @@
+package lab
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cachelab/cachelab/invariants"
+	"github.com/cachelab/cachelab/scenarios"
+	"github.com/cachelab/cachelab/sim"
+)
+
+// leaky is a subject that leaves a goroutine blocked forever, ignoring its
+// context: the bubble cannot end cleanly.
+type leaky struct{}
+
+func (leaky) Start(ctx context.Context, env sim.Env) error {
+	go func() { select {} }()
+	return nil
+}
+
+func init() {
+	sim.RegisterSubject(sim.SubjectInfo{Name: "lab-test/leaky", Summary: "leaves a goroutine blocked (lab tests only)", New: func() sim.Subject { return leaky{} }})
+}
+
+func TestARunThatLeavesGoroutinesBlockedKeepsItsTraceAndIsReportedAsAnError(t *testing.T) {
+	p := &sim.Plan{Version: sim.PlanVersion, Name: "leak", Subject: "lab-test/leaky", Steps: []sim.Step{}, Deadline: sim.Duration(time.Minute), Quiet: sim.Duration(time.Second)}
+	out := t.TempDir()
+	results, _ := RunBatch(TestHost(t), []Job{NewJob(p, nil)}, Options{Out: out})
+	r := results[0]
+	if r.Err == nil || !strings.Contains(r.Err.Error(), "blocked goroutines remain") {
+		t.Fatalf("Err = %v, want the bubble's deadlock reported", r.Err)
+	}
+	if r.Trace == nil || len(r.Verdicts) != len(invariants.All()) {
+		t.Fatalf("trace %v, %d verdicts: the run's trace and verdicts were lost", r.Trace != nil, len(r.Verdicts))
+	}
+	if r.OK() {
+		t.Errorf("a run error must count as unexpected")
+	}
+	if _, err := os.Stat(filepath.Join(out, "leak", "lab-test_leaky", TraceFile)); err != nil {
+		t.Errorf("the trace file was not written: %v", err)
+	}
+}
+
+func TestJUnitPassesExpectedFailuresAndFailsMismatches(t *testing.T) {
+	s, err := scenarios.Parse("data/x.txt", []byte("scenario x\ntitle t\nedge 7\nat 1s user delete configmaps default/a\n----\nnaivecache: no-lost-deletes=fail eventual-convergence=pass\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := s.PlanFor("naivecache")
+	r := &Result{Job: NewJob(&p, s), Verdicts: []invariants.Verdict{
+		{Invariant: "no-lost-deletes", Status: invariants.Fail, Reason: "kept a deleted object"},
+		{Invariant: "eventual-convergence", Status: invariants.Fail, Reason: "cache differs"},
+		{Invariant: "per-object-order", Status: invariants.Fail, Reason: "not judged"},
+		{Invariant: "sync-soundness/desired", Status: invariants.Fail, Reason: "measured"},
+	}}
+	r.Mismatches = s.Compare("naivecache", r.Verdicts)
+	got := map[string]invariants.Verdict{}
+	for _, v := range junitVerdicts(r) {
+		got[v.Invariant] = v
+	}
+	for inv, want := range map[string]invariants.Status{
+		"no-lost-deletes":        invariants.Pass,    // failed as expected
+		"eventual-convergence":   invariants.Fail,    // expected pass
+		"per-object-order":       invariants.Unknown, // not judged
+		"sync-soundness/desired": invariants.Unknown, // not judged
+	} {
+		if got[inv].Status != want {
+			t.Errorf("%s: JUnit status %s (%s), want %s", inv, got[inv].Status, got[inv].Reason, want)
+		}
+	}
+	if u := r.Unexpected(); len(u) != 1 || !strings.Contains(u[0], "eventual-convergence") {
+		t.Errorf("Unexpected = %q, want the one mismatch", u)
+	}
+	if e := r.ExpectedFailures(); len(e) != 1 || e[0] != "no-lost-deletes" {
+		t.Errorf("ExpectedFailures = %q", e)
+	}
+	if u, m := r.Unjudged(), r.Measured(); len(u) != 1 || u[0] != "per-object-order" || len(m) != 1 || m[0] != "desired" {
+		t.Errorf("Unjudged = %q, Measured = %q", u, m)
+	}
+}
+
+func TestRandomAndFilePlansCountEveryFailedPropertyButNotMeasurements(t *testing.T) {
+	p := &sim.Plan{Name: "random-1", Subject: "naivecache"}
+	r := &Result{Job: NewJob(p, nil), Verdicts: []invariants.Verdict{
+		{Invariant: "no-lost-deletes", Status: invariants.Fail, Reason: "kept"},
+		{Invariant: "sync-soundness/quiescence-synced", Status: invariants.Fail, Reason: "early"},
+		{Invariant: "per-object-order", Status: invariants.Pass},
+	}}
+	if u := r.Unexpected(); len(u) != 1 || !strings.HasPrefix(u[0], "no-lost-deletes") {
+		t.Errorf("Unexpected = %q", u)
+	}
+	if m := r.Measured(); len(m) != 1 || m[0] != "quiescence-synced" {
+		t.Errorf("Measured = %q", m)
+	}
+}
+
+func TestRunIDFlattensTheSubjectsSlash(t *testing.T) {
+	if got := RunID(&sim.Plan{Name: "tombstone-after-410", Subject: "bellerophon/no-uid-check"}); got != "tombstone-after-410/bellerophon_no-uid-check" {
+		t.Errorf("RunID = %q", got)
+	}
+	if got := RunID(&sim.Plan{Seed: 9, Subject: "x"}); got != "plan-9/x" {
+		t.Errorf("RunID of an unnamed plan = %q", got)
+	}
+}
+
+func TestFaultDiffIgnoresTheOrderOfFaultsWithinOneInstantButNotTheirTimes(t *testing.T) {
+	at := func(ms int) sim.Duration { return sim.Duration(time.Duration(ms) * time.Millisecond) }
+	rec := func(pos int, t sim.Duration, fault string) sim.Record {
+		return sim.Record{Pos: pos, At: t, Kind: sim.RecFault, Fault: fault}
+	}
+	a := &sim.Trace{Records: []sim.Record{rec(0, at(5000), "fail-next-503"), rec(1, at(5000), "compact")}}
+	b := &sim.Trace{Records: []sim.Record{rec(0, at(5000), "compact"), rec(1, at(5000), "fail-next-503")}}
+	if same, desc := FaultDiff(a, b); !same {
+		t.Errorf("same faults at one instant in another order: %s", desc)
+	}
+	c := &sim.Trace{Records: []sim.Record{rec(0, at(5000), "compact"), rec(1, at(5800), "fail-next-503")}}
+	if same, desc := FaultDiff(a, c); same || !strings.Contains(desc, "fault 2 of the schedule differs") {
+		t.Errorf("a fault at another time: same=%v %s", same, desc)
+	}
+	d := &sim.Trace{Records: []sim.Record{rec(0, at(5000), "compact")}}
+	if same, desc := FaultDiff(a, d); same || !strings.Contains(desc, "the recorded trace has 2 faults, the replay only 1") {
+		t.Errorf("a missing fault: same=%v %s", same, desc)
+	}
+}
