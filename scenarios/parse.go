@@ -96,11 +96,17 @@ func (p *parser) parse() error {
 			p.pending = append(p.pending, strings.TrimPrefix(strings.TrimPrefix(t, "#"), " "))
 			continue
 		case strings.TrimSpace(t) == "":
+			// A blank line ends a paragraph of narrative.
+			if len(p.pending) > 0 && p.pending[len(p.pending)-1] != "" {
+				p.pending = append(p.pending, "")
+			}
 			continue
 		case t == "----":
 			if p.inExpect {
 				return p.errf(l.n, "a second ---- line: the expectations section is already open (one ---- per file)")
 			}
+			// Narrative left above ---- ends the timeline's story.
+			p.flush(BlockEnd, 0)
 			p.inExpect = true
 			continue
 		case t[0] == ' ' || t[0] == '\t':

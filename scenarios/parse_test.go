@@ -160,6 +160,21 @@ func TestParseErrorsNameTheLineAndWhatToDo(t *testing.T) {
 	}
 }
 
+func TestNarrativeBeforeTheExpectationsEndsTheStory(t *testing.T) {
+	text := "scenario x\ntitle t\nedge 7\nat 1s user delete configmaps default/a\n\n# Afterwards.\n\n# Still afterwards.\n----\n# Why.\nnaivecache: no-lost-deletes=pass\n"
+	s, err := Parse("data/x.txt", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, b := range s.Narrative {
+		kinds = append(kinds, string(b.Kind)+":"+b.Text)
+	}
+	if got := strings.Join(kinds, "|"); got != "end:Afterwards.\n\nStill afterwards.|expect:Why." {
+		t.Errorf("narrative = %q", got)
+	}
+}
+
 func TestCompareReportsOnlyVerdictsThatDifferFromTheExpectation(t *testing.T) {
 	s, err := Parse("data/tiny.txt", []byte(wellFormed))
 	if err != nil {
