@@ -133,10 +133,11 @@ func (g *planGen) pick(names []string) (string, int) {
 // three are compound: a recreation during a watch gap (EDGE 8: hold the
 // subject's Pods, break its watches, delete the object, strip its
 // finalizers, create it again, compact so the re-watch gets 410), a
-// competing writer editing the object's child (EDGE 26), and a create
-// followed at once by a delete (children of a terminating owner, EDGE 11).
+// competing writer editing the object or its child (EDGE 25, 26), a create
+// followed at once by a delete, and a scale-up followed at once by a delete
+// (children of a terminating owner, EDGE 11).
 var genOps = []string{"create", "scale", "reversion", "reconfig", "delete", "break", "expire", "compact", "crash",
-	"recreate-in-gap", "competitor", "create-delete"}
+	"recreate-in-gap", "competitor", "create-delete", "scale-delete"}
 
 // step draws one step at time at (two for a crash: crash, then restart)
 // and returns the time of the last one.
@@ -144,6 +145,7 @@ func (g *planGen) step(at time.Duration) ([]sim.Step, time.Duration) {
 	st := sim.Step{At: sim.Duration(at)}
 	op := genOps[rapid.IntRange(0, len(genOps)-1).Draw(g.t, "op")]
 	if len(g.live) == 0 && op != "create" && op != "create-delete" && op != "break" && op != "expire" && op != "compact" && op != "crash" {
+		// ops on a live object fall back to creating one
 		op = "create"
 	}
 	switch op {
@@ -188,12 +190,26 @@ func (g *planGen) step(at time.Duration) ([]sim.Step, time.Duration) {
 		return steps, at
 	case "competitor":
 		name, _ := g.pick(g.live)
-		child := name + "-mirror"
+		res, target := "configmaps", name+"-mirror"
 		if g.bell {
-			child = name + "-config"
+			target = name + "-config"
 		}
-		st.Actor, st.Op, st.Resource, st.Namespace, st.Name = "competitor", "patch", "configmaps", "default", child
+		if rapid.Bool().Draw(g.t, "on-object") {
+			res, target = g.resource(), name
+		}
+		st.Actor, st.Op, st.Resource, st.Namespace, st.Name = "competitor", "patch", res, "default", target
 		st.Patch = mustJSON(map[string]any{"metadata": map[string]any{"labels": map[string]any{"team": fmt.Sprintf("t%d", rapid.IntRange(0, 3).Draw(g.t, "team"))}}})
+	case "scale-delete":
+		name, i := g.pick(g.live)
+		g.live = append(g.live[:i:i], g.live[i+1:]...)
+		g.gone = append(g.gone, name)
+		patch := map[string]any{"data": map[string]any{"n": fmt.Sprint(rapid.IntRange(0, 9).Draw(g.t, "data"))}}
+		if g.bell {
+			patch = map[string]any{"spec": map[string]any{"replicas": rapid.IntRange(1, 4).Draw(g.t, "replicas")}}
+		}
+		st.Actor, st.Op, st.Resource, st.Namespace, st.Name, st.Patch = "user", "patch", g.resource(), "default", name, mustJSON(patch)
+		del := sim.Step{At: st.At + g.ms("delete-after-ms", 0, 100), Actor: "user", Op: "delete", Resource: g.resource(), Namespace: "default", Name: name}
+		return []sim.Step{st, del}, del.At.D()
 	case "create-delete":
 		name := g.newName()
 		g.live = g.live[:len(g.live)-1]
