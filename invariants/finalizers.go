@@ -16,8 +16,10 @@ Checked: (1) the subject's finalizers are those it added in its own writes; no `
 	`object of RecFinal is terminating with one of them (a deletion younger than ` +
 	`Options.Bound at the end of a run cut short by its deadline excepted); (2) the ` +
 	`subject never creates an object whose controller owner was terminating when the ` +
-	`subject had already observed it terminating (a handler call at or after the RV ` +
-	`that set deletionTimestamp, in the same process incarnation): a create racing with a deletion it could not have seen is not held ` +
+	`subject had already observed it terminating when the reconcile making the create ` +
+	`started (a handler call at or after the RV that set deletionTimestamp, in the same ` +
+	`process incarnation, before the RecReconcile "start"; before the create when there ` +
+	`is none): a create racing with a deletion it could not have seen is not held ` +
 	`against it, nor is a child of an owner already gone (the garbage collector ` +
 	`removes it). Unknown when ` +
 	`the subject added no finalizer (or the trace has no RecFinal) and created no owned ` +
@@ -37,20 +39,14 @@ func finalizers(tr *sim.Trace, opts Options) Verdict {
 	removedAt := map[string]int{}
 	ownedCreates := 0
 	rm := removalsOf(tr)
-	inc := newIncarnations(tr)
-	observed := map[string]int64{} // uid -> highest RV the subject saw, this incarnation
-	termRV := map[string]int64{}   // uid -> RV of the write that marked it terminating
-	lastInc := map[string]int{}
-	stripped := map[string]bool{} // uid -> another actor removed our finalizer
+	obs := newObservations(tr, subj)
+	reconcileStart := map[string]int{} // actor -> position of its current reconcile's start
+	termRV := map[string]int64{}       // uid -> RV of the write that marked it terminating
+	stripped := map[string]bool{}      // uid -> another actor removed our finalizer
 	for _, r := range tr.Records {
-		if subj[r.Actor] {
-			if n := inc.of(r.Actor, r.Pos); n != lastInc[r.Actor] {
-				lastInc[r.Actor] = n
-				observed = map[string]int64{}
-			}
-			if r.Kind == sim.RecHandler && r.RV > observed[r.UID] {
-				observed[r.UID] = r.RV
-			}
+		obs.see(r)
+		if r.Kind == sim.RecReconcile && r.Op == "start" {
+			reconcileStart[r.Actor] = r.Pos
 		}
 		if !isWrite(r) {
 			continue
@@ -59,7 +55,11 @@ func finalizers(tr *sim.Trace, opts Options) Verdict {
 			ownedCreates++
 			o, known := owners[r.Owner]
 			_, gone := removedAt[r.Owner]
-			if t, ok := termRV[r.Owner]; known && ok && !gone && observed[r.Owner] >= t {
+			from, ok := reconcileStart[r.Actor]
+			if !ok {
+				from = r.Pos
+			}
+			if t, ok := termRV[r.Owner]; known && ok && !gone && obs.at(r.Owner, from) >= t {
 				return fail(name, fmt.Sprintf("%s created %s under owner %s after it had seen the owner being deleted (deletionTimestamp set at RV %d): children must not be created under a terminating owner",
 					r.Actor, recKey(r), recKey(o), t), r.Pos, terminatingSince[r.Owner])
 			}

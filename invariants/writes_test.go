@@ -185,6 +185,19 @@ func TestChildCreatedUnderAnOwnerSeenTerminatingFailsFinalizers(t *testing.T) {
 	wantPositions(t, v, bad, marked)
 }
 
+func TestReconcileStartedBeforeTheDeletionWasSeenMayFinishItsCreates(t *testing.T) {
+	h, p := finalizerRun()
+	// The reconcile started before ctrl heard of the deletion.
+	h.b.Add(sim.Record{Kind: sim.RecReconcile, Actor: ctrl, Op: "start", Key: "ns/p"})
+	h.b.Handle(ctrl, "bellerophons", "MODIFIED", p)
+	h.b.Create(ctrl, tracebuild.Obj{Resource: "pods", Namespace: "ns", Name: "p-9", Owner: p.UID})
+	wantStatus(t, invariants.Finalizers(h.b.Trace("quiet")), invariants.Pass)
+	// A reconcile that starts after it is a violation.
+	h.b.Add(sim.Record{Kind: sim.RecReconcile, Actor: ctrl, Op: "start", Key: "ns/p"})
+	h.b.Create(ctrl, tracebuild.Obj{Resource: "pods", Namespace: "ns", Name: "p-10", Owner: p.UID})
+	wantStatus(t, invariants.Finalizers(h.b.Trace("quiet")), invariants.Fail)
+}
+
 func TestChildCreateRacingWithAnUnseenDeletionPassesFinalizers(t *testing.T) {
 	h, p := finalizerRun()
 	// ctrl had not yet heard of the deletion when it created the Pod.
