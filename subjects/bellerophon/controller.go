@@ -617,8 +617,16 @@ func (c *Controller) managePods(ctx context.Context, b *v1alpha1.Bellerophon, po
 	for i := range create {
 		pod, err := c.kubeclientset.CoreV1().Pods(b.Namespace).Create(ctx, newPod(b), metav1.CreateOptions{FieldManager: controllerAgentName})
 		if err != nil {
-			// The creates not made will never be observed.
-			for range create - i {
+			// The creates not made will never be observed. A timeout is a
+			// write with unknown outcome: the server may have applied it, so
+			// its expectation stays, as the DaemonSet controller does, and
+			// the informer tells (EDGE 28). If it was not applied, the
+			// expectation expires and the next sync creates it.
+			notMade := create - i
+			if apierrors.IsTimeout(err) && c.bug != TimeoutAsFailure {
+				notMade--
+			}
+			for range notMade {
 				c.expectations.CreationObserved(key, b.UID)
 			}
 			errs = append(errs, fmt.Errorf("creating a Pod for %s: %w", key, err))

@@ -88,6 +88,14 @@ const (
 	// resourceVersion reaches its last ConfigMap write (409 AlreadyExists
 	// or Conflict). EDGE 24: KEP-5647.
 	NoReadYourWrites Bug = "no-read-your-writes"
+
+	// TimeoutAsFailure treats a Pod create that timed out on the client
+	// like one that failed: it lowers its expectations and requeues. The
+	// server may have applied the create (a write with unknown outcome), so
+	// the retry, made before the informer delivers that Pod, creates one
+	// too many (EDGE 28; the DaemonSet controller counts a timeout as
+	// "created, not yet observed" and leaves it to the informer).
+	TimeoutAsFailure Bug = "timeout-as-failure"
 )
 
 // BugInfo documents one mutant for the registry.
@@ -121,6 +129,8 @@ var Bugs = []BugInfo{
 		"EDGE 25: 409 Conflict and retry.RetryOnConflict"},
 	{NoReadYourWrites, "Bellerophon that acts on a lister read right after its own write.",
 		"EDGE 24: KEP-5647 stale-controller mitigation"},
+	{TimeoutAsFailure, "Bellerophon that treats a timed-out Pod create as failed and creates it again.",
+		"EDGE 28: kubernetes pkg/controller/daemon, \"Pod is created but its initialization has timed out\""},
 }
 
 // Valid reports whether b is NoBug or one of Bugs.

@@ -75,6 +75,27 @@ func desiredAtEnd(tr *sim.Trace) (bool, string) {
 
 var mutantCases = []mutantCase{
 	{
+		// The controller's first Pod create is applied by the server but
+		// reported to it as a timeout; watch events take 20ms, so a retry
+		// made before then sees one Pod too few.
+		bug: bellerophon.TimeoutAsFailure,
+		plan: func(subject string) *sim.Plan {
+			p := basePlan("create-with-unknown-outcome", subject)
+			p.Faults.Latency = sim.Distribution{Kind: "fixed", Max: at(20 * time.Millisecond)}
+			timeout := fault(0, "timeout-next-write", "pods")
+			timeout.Verb, timeout.Target = "create", subject
+			p.Steps = []sim.Step{
+				timeout,
+				{At: at(time.Second), Actor: "user", Op: "create", Object: bphJSON("a", 2, "1", nil)},
+			}
+			return p
+		},
+		shows: func(t *testing.T, tr *sim.Trace, subject string) (bool, string) {
+			n := len(writes(tr, subject, "create", "pods"))
+			return n > 2, fmt.Sprintf("%d Pods created for 2 replicas (one create timed out but was applied)", n)
+		},
+	},
+	{
 		// The Pod watch is held while a is created and then changed: the
 		// second reconcile cannot see the first one's Pods.
 		bug: bellerophon.NoExpectations,
