@@ -65,7 +65,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"run", "run scenarios or random plans in virtual time, write traces and reports", "[NAME|FILE ...] [--random N --seed S] [--subject S] [--out DIR]",
-			"cachelab run                                  # every scenario x every subject it names\n  cachelab run tombstone-after-410 --subject bellerophon/no-tombstone-unwrap\n  cachelab run --random 20 --seed 7             # 20 random plans against bellerophon", runCmd},
+			"cachelab run                                  # every scenario x every subject it names\n  cachelab run tombstone-after-410 --subject bellerophon/tombstone-not-unwrapped\n  cachelab run --random 20 --seed 7             # 20 random plans against bellerophon", runCmd},
 		{"replay", "re-run a saved plan (or a trace's plan) and compare with the recorded run", "FILE",
 			"cachelab replay out/tombstone-after-410/bellerophon/plan.json", replayCmd},
 		{"report", "render a trace file as an HTML report", "TRACE [-o FILE.html]",
@@ -74,6 +74,8 @@ func commands() []command {
 			"cachelab list", listCmd},
 		{"explain", "tell a scenario's story, its sources and expected verdicts", "NAME|FILE",
 			"cachelab explain delete-recreate-during-gap", explainCmd},
+		{"serve", "serve the fake API server in real time (TLS, token, kubeconfig, live faults) for your own controller or kubectl", "[--faults FILE] [--crd FILE] [--seed-objects FILE] [--address ADDR]",
+			"cachelab serve --crd subjects/bellerophon/config/crd.yaml --faults faults.json\n  export KUBECONFIG=$PWD/out/serve/kubeconfig; kubectl get pods -w", serveCmd},
 		{"version", "print the versions of cachelab, Go, client-go and the file formats", "",
 			"cachelab version", versionCmd},
 	}
@@ -178,6 +180,9 @@ func flagsOf(name string) *flag.FlagSet {
 		return f
 	case "replay":
 		f, _ := replayFlags()
+		return f
+	case "serve":
+		f, _ := serveFlags()
 		return f
 	}
 	return nil

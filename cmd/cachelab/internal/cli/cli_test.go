@@ -301,3 +301,22 @@ func TestWatchdogNamesTheRunsStillGoingAndExits(t *testing.T) {
 		t.Errorf("stderr = %q", errb.String())
 	}
 }
+
+func TestServeRejectsABadFaultProfileAndStrayArgumentsBeforeListening(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "faults.json")
+	if err := os.WriteFile(bad, []byte(`{"errorRate": 2}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := run(t, "serve", "--faults", bad, "--kubeconfig", filepath.Join(dir, "kc"), "--trace", "")
+	if code != ExitUsage || !strings.Contains(stderr, "cachelab serve:") || !strings.Contains(stderr, "errorRate") {
+		t.Fatalf("serve with errorRate 2: exit %d, stderr %q; want exit %d naming errorRate", code, stderr, ExitUsage)
+	}
+	code, _, stderr = run(t, "serve", "now")
+	if code != ExitUsage || !strings.Contains(stderr, "takes no arguments") {
+		t.Fatalf("serve now: exit %d, stderr %q; want a usage error", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "kc")); err == nil {
+		t.Fatal("a refused serve wrote a kubeconfig")
+	}
+}
