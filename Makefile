@@ -2,14 +2,15 @@
 GO ?= go
 PKGS := ./...
 
+.PHONY: help deps run test test-short lint vet fmt-check bench fuzz tidy codegen verify-codegen mutation-score hassynced load-test
+
+help: ## list targets
+	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
+
 deps: ## install optional tools (Debian's chromium, for the report browser test)
 	@command -v chromium >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) ; }
 	@command -v chromium >/dev/null 2>&1 && chromium --version || echo "chromium not installed"
 
-.PHONY: deps run test test-short lint vet fmt-check bench fuzz tidy help
-
-help: ## list targets
-	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
 
 run: ## run the built-in scenarios against every subject (virtual time, no cluster)
 	$(GO) run ./cmd/cachelab run
@@ -37,3 +38,18 @@ fuzz: ## each fuzz target for FUZZTIME (default 60s)
 
 tidy:
 	$(GO) mod tidy
+
+codegen: ## regenerate Bellerophon's DeepCopy (deepcopy-gen through the module proxy)
+	subjects/bellerophon/hack/update-codegen.sh
+
+verify-codegen: ## check the committed DeepCopy is up to date
+	VERIFY=1 subjects/bellerophon/hack/update-codegen.sh
+
+mutation-score: ## slow: property tests against every Bellerophon mutant (CHECKS, default 100)
+	CACHELAB_MUTATION=1 $(GO) test ./invariants -run TestMutationScore -v -timeout 60m -rapid.checks=$${CHECKS:-100}
+
+hassynced: ## slow: the HasSynced comparison table over N random plans per subject (N, default 1000)
+	CACHELAB_HASSYNCED=$${N:-1000} $(GO) test ./invariants -run TestHasSyncedComparison -v -timeout 60m
+
+load-test: ## slow: 1,000 watchers and 4 writers over TLS on loopback
+	CACHELAB_SLOW=1 $(GO) test ./fakeapi/serve -run TestLoad -v -timeout 20m
