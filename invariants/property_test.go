@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/klog/v2"
 	"pgregory.net/rapid"
 
@@ -51,11 +50,9 @@ func TestMain(m *testing.M) {
 			os.Exit(2)
 		}
 	}
-	// apimachinery's HandleError rate limiter is process-global and was
-	// initialised from the wall clock: its first call inside a synctest
-	// bubble (whose clock starts in 2000) sleeps for decades of virtual time
-	// and the bubble can never end. Keep only its logging handler.
-	runtime.ErrorHandlers = runtime.ErrorHandlers[:1]
+	// apimachinery's HandleError rate limiter sleeps for decades of virtual
+	// time inside a bubble: see sim.PrepareClientGo.
+	sim.PrepareClientGo()
 	// client-go's reflector warnings about the faults we inject are noise
 	// here: the trace records them.
 	klog.LogToStderr(false)

@@ -1,15 +1,11 @@
 package scenarios_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
 	"testing"
-
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/klog/v2"
 
 	"github.com/cachelab/cachelab/invariants"
 	"github.com/cachelab/cachelab/scenarios"
@@ -22,15 +18,10 @@ import (
 )
 
 // TestMain removes client-go's error backoff, which sleeps for centuries of
-// virtual time inside a synctest bubble (its last-error time comes from the
-// wall clock; see cmd/cachelab/internal/lab.PrepareClientGo). Errors are
-// still logged.
+// virtual time inside a synctest bubble (see sim.PrepareClientGo; sim.Run
+// does it too, but tests here may touch client-go before their first run).
 func TestMain(m *testing.M) {
-	utilruntime.ErrorHandlers = []utilruntime.ErrorHandler{
-		func(ctx context.Context, err error, msg string, keysAndValues ...any) {
-			klog.FromContext(ctx).Error(err, msg, keysAndValues...)
-		},
-	}
+	sim.PrepareClientGo()
 	os.Exit(m.Run())
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cachelab/cachelab/cmd/cachelab/internal/cli"
 	"github.com/cachelab/cachelab/cmd/cachelab/internal/lab"
+	"github.com/cachelab/cachelab/sim"
 )
 
 func main() {
@@ -26,7 +27,7 @@ func main() {
 		klog.LogToStderr(false)
 		klog.SetOutput(io.Discard)
 	}
-	lab.PrepareClientGo()
+	sim.PrepareClientGo()
 	env := &cli.Env{
 		Stdout: os.Stdout,
 		Stderr: os.Stderr,

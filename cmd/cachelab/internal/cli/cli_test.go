@@ -10,10 +10,11 @@ import (
 
 	"github.com/cachelab/cachelab/cmd/cachelab/internal/lab"
 	"github.com/cachelab/cachelab/scenarios"
+	"github.com/cachelab/cachelab/sim"
 )
 
 func TestMain(m *testing.M) {
-	lab.PrepareClientGo() // as main does
+	sim.PrepareClientGo() // as main does
 	os.Exit(m.Run())
 }
 
