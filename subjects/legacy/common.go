@@ -189,9 +189,14 @@ func storeGetter(store cache.Store) mirror.Getter {
 
 // newWorkers returns the mirror controller's workers over a fresh
 // rate-limited workqueue.
-func newWorkers(env sim.Env, store cache.Store, h handlerRecorder) *mirror.Workers {
+//
+// The queue shuts down when ctx ends, whether or not the workers ever
+// started: its delaying loop is a goroutine, and a crash before the first
+// sync must not leave it running past the process it belonged to.
+func newWorkers(ctx context.Context, env sim.Env, store cache.Store, h handlerRecorder) *mirror.Workers {
 	q := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: env.Name})
+	context.AfterFunc(ctx, q.ShutDown)
 	return &mirror.Workers{
 		Queue:      q,
 		Reconciler: &mirror.Reconciler{Client: env.Kube, Get: storeGetter(store)},

@@ -97,7 +97,7 @@ func (s *DeltaFIFOSubject) Start(ctx context.Context, env sim.Env) error {
 		ObjectDescription: "configmaps",
 		Process:           s.process,
 	})
-	s.workers = newWorkers(env, s.store, s.h)
+	s.workers = newWorkers(ctx, env, s.store, s.h)
 	go s.ctrl.RunWithContext(ctx)
 	go func() {
 		if !cache.WaitFor(ctx, "", s.ctrl.HasSyncedChecker()) {

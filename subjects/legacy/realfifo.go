@@ -103,7 +103,7 @@ func (s *RealFIFOSubject) Start(ctx context.Context, env sim.Env) error {
 	s.h = newHandlerRecorder(env.Rec, env.Name, RealFIFOName)
 	lw := lwAdapter{ListerWatcherWithContext: env.ListerWatcher(mirror.GVR, p.namespace), ctx: ctx}
 	s.informer = cache.NewSharedIndexInformerWithOptions(lw, &corev1.ConfigMap{}, cache.SharedIndexInformerOptions{ObjectDescription: "configmaps"})
-	s.workers = newWorkers(env, s.informer.GetStore(), s.h)
+	s.workers = newWorkers(ctx, env, s.informer.GetStore(), s.h)
 	s.workers.Reconciler.Wrote = func(rv int64) {
 		for {
 			last := s.lastWrite.Load()
