@@ -257,17 +257,18 @@ func TestInformerSubjectsSeeARecreateDuringA410GapAsOneUpdateWithANewUID(t *test
 }
 
 // TestInformerSubjectsCrashedBeforeTheirFirstSyncLeaveNoGoroutineBehind:
-// every watch event is held, so neither subject ever syncs and its workers
-// never start; the controller crashes at 1s and is not restarted. The
-// workqueue's delaying loop must stop with the crashed process: a goroutine
-// left behind would outlive the run and synctest would fail the bubble.
+// every watch event takes a minute to arrive, so neither subject syncs and
+// its workers never start; the controller crashes at 1s and is not
+// restarted. The workqueue's delaying loop must stop with the crashed
+// process: a goroutine left behind would outlive the run and synctest
+// would fail the bubble.
 func TestInformerSubjectsCrashedBeforeTheirFirstSyncLeaveNoGoroutineBehind(t *testing.T) {
 	for _, name := range subjects {
 		t.Run(name, func(t *testing.T) {
 			tr := st.Run(t, &sim.Plan{Version: sim.PlanVersion, Seed: 3, Subject: name,
 				Objects: []json.RawMessage{st.CM("a", nil)},
+				Faults:  sim.FaultPolicy{Latency: sim.Distribution{Kind: "fixed", Max: st.At(time.Minute)}},
 				Steps: []sim.Step{
-					{At: st.At(0), Actor: "faults", Op: "hold"},
 					{At: st.At(time.Second), Actor: "controller", Op: "crash"},
 				}})
 			if n := len(st.Find(tr, func(r sim.Record) bool { return r.Kind == sim.RecCrash })); n != 1 {
