@@ -390,6 +390,10 @@ func (s *Server) publishLocked(req *RequestInfo, evs []store.Event) {
 				RV:        ev.RV,
 				Object:    s.encode(ev.Object),
 				ByGC:      ev.ByGC,
+				// The watch event the write produced: an update that empties
+				// a terminating object's finalizers is a DELETED event
+				// whose object still lists them.
+				Event: &info,
 			}
 			if ev.ByGC {
 				o.Request = nil

@@ -349,6 +349,11 @@ func (r *recorder) applyWriteLocked(o fakeapi.Observation, at time.Duration) {
 	k := objKey{o.Resource, o.Namespace, o.Name}
 	m := parseMeta(o.Object)
 	gone := len(m.Metadata.Finalizers) == 0 && (o.Verb == "delete" || m.Metadata.DeletionTimestamp != nil)
+	if o.Event != nil && o.Event.Type != "" {
+		// The store says what the write did; an update that removed the
+		// last finalizer is a DELETED event whose object still lists it.
+		gone = o.Event.Type == watch.Deleted
+	}
 	i, had := slices.BinarySearchFunc(r.keys, k, compareKeys)
 	switch {
 	case gone && had:
