@@ -91,6 +91,15 @@ func (h *handler) apiGroup(name string) (*metav1.APIGroup, bool) {
 	return &g, true
 }
 
+// shortNames are kube-apiserver's short names for the built-in resources
+// served, so `kubectl get cm` works as on a real cluster.
+var shortNames = map[schema.GroupVersionResource][]string{
+	{Version: "v1", Resource: "configmaps"}: {"cm"},
+	{Version: "v1", Resource: "namespaces"}: {"ns"},
+	{Version: "v1", Resource: "pods"}:       {"po"},
+	{Version: "v1", Resource: "events"}:     {"ev"},
+}
+
 // apiResourceList is the /api/v1 or /apis/G/V document.
 func (h *handler) apiResourceList(gv schema.GroupVersion, resources []fakeapi.ResourceInfo) *metav1.APIResourceList {
 	list := &metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: gv.String()}
@@ -98,6 +107,7 @@ func (h *handler) apiResourceList(gv schema.GroupVersion, resources []fakeapi.Re
 		list.APIResources = append(list.APIResources, metav1.APIResource{
 			Name:         res.GVR.Resource,
 			SingularName: strings.ToLower(res.Kind),
+			ShortNames:   shortNames[res.GVR],
 			Namespaced:   res.Namespaced,
 			Kind:         res.Kind,
 			Verbs:        resourceVerbs,
@@ -156,6 +166,7 @@ func (h *handler) aggregatedDiscovery(core bool) *apidiscoveryv2.APIGroupDiscove
 			ResponseKind:     kind,
 			Scope:            scope,
 			SingularResource: strings.ToLower(res.Kind),
+			ShortNames:       shortNames[res.GVR],
 			Verbs:            resourceVerbs,
 		}
 		if res.HasStatus {
