@@ -111,13 +111,5 @@ func writeServedTrace(path string, tr *sim.Trace) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := sim.WriteTrace(f, tr); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return sim.WriteTraceFile(path, tr)
 }

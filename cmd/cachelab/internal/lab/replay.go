@@ -170,15 +170,5 @@ func ReplayTracePath(recorded string) string {
 	return strings.TrimSuffix(recorded, ext) + ".replay" + ext
 }
 
-// WriteTraceFile writes tr to path as JSON Lines.
-func WriteTraceFile(path string, tr *sim.Trace) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := writeTrace(f, tr); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
+// WriteTraceFile writes tr to path as JSON Lines (sim.WriteTraceFile).
+func WriteTraceFile(path string, tr *sim.Trace) error { return sim.WriteTraceFile(path, tr) }
