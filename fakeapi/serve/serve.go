@@ -21,6 +21,9 @@
 // apply-then-timeout rate, watch event delay, stale-replica lag and
 // periodic watch breaks, changed through /admin/faults or SetFaults.
 //
+// With Options.Kubelet a kubelet-like actor makes every Pod Running and
+// Ready, so controllers that wait for Ready Pods converge.
+//
 // It shuts down cleanly when the context ends: the listener closes and
 // HTTP/2 clients get GOAWAY, open watches end cleanly (again until none
 // remain, as clients re-watch), and the server drains within
@@ -97,6 +100,15 @@ type Options struct {
 	SeedFiles []string
 	// Faults is the initial fault profile. Optional; default none.
 	Faults Faults
+	// Kubelet, when true, runs a kubelet-like actor in the process: every
+	// Pod that is not Running and Ready becomes so KubeletReadyAfter after
+	// it first appears (status written through UpdateStatus by client
+	// "kubelet", faulted like every client). Without it no Pod ever becomes
+	// Ready. Optional; default off.
+	Kubelet bool
+	// KubeletReadyAfter is the kubelet's delay. Optional; default 0 (at
+	// once).
+	KubeletReadyAfter time.Duration
 	// Server options for the fakeapi.Server Serve creates (Hooks is
 	// replaced by the live fault profile; Observer, if set, receives every
 	// observation after the metrics do: record the trace there). Optional.
@@ -254,6 +266,10 @@ func Serve(ctx context.Context, opts Options) (*Running, error) {
 		defer close(breakDone)
 		hooks.breakWatches(breakCtx, api)
 	}()
+	var kl *kubelet
+	if opts.Kubelet {
+		kl = startKubelet(breakCtx, api, opts.KubeletReadyAfter, log)
+	}
 	log.Info("serving", "url", r.URL, "kubeconfig", opts.KubeconfigPath)
 
 	go func() {
@@ -265,6 +281,9 @@ func Serve(ctx context.Context, opts Options) (*Running, error) {
 		}
 		stopBreaking()
 		<-breakDone
+		if kl != nil {
+			kl.wait()
+		}
 		// Shutdown closes the listener and sends HTTP/2 GOAWAY, then waits
 		// for active requests; watches never go idle, so end them (again
 		// and again: a client may re-watch before its GOAWAY arrives).

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/cachelab/cachelab/fakeapi/serve"
 	"github.com/cachelab/cachelab/sim"
@@ -20,6 +21,8 @@ type serveOptions struct {
 	address, token, kubeconfig, faults, trace string
 	crds, seeds                               listFlag
 	verbosity                                 int
+	kubelet                                   bool
+	kubeletReadyAfter                         time.Duration
 }
 
 // listFlag is a repeatable string flag.
@@ -38,6 +41,8 @@ func serveFlags() (*flag.FlagSet, *serveOptions) {
 	fs.StringVar(&o.trace, "trace", filepath.Join("out", "serve", "trace.jsonl"), "where to write the trace of everything served, at shutdown (\"\" = none)")
 	fs.Var(&o.crds, "crd", "CustomResourceDefinition file to serve (repeatable)")
 	fs.Var(&o.seeds, "seed-objects", "YAML or JSON file of objects to create at start (repeatable)")
+	fs.BoolVar(&o.kubelet, "kubelet", false, "run a kubelet-like actor that makes every Pod Running and Ready (the fake runs no containers)")
+	fs.DurationVar(&o.kubeletReadyAfter, "kubelet-ready-after", 0, "with --kubelet, how long after a Pod appears it becomes Ready")
 	fs.IntVar(&o.verbosity, "v", 0, "log level: 0 admin actions and shutdown, 1 every request")
 	return fs, o
 }
@@ -53,7 +58,8 @@ func serveCmd(env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "cachelab serve: takes no arguments, got %q\nRun `%s serve --help` for the flags and an example.\n", pos, env.Prog)
 		return ExitUsage
 	}
-	opts := serve.Options{Address: o.address, Token: o.token, KubeconfigPath: o.kubeconfig, CRDFiles: o.crds, SeedFiles: o.seeds}
+	opts := serve.Options{Address: o.address, Token: o.token, KubeconfigPath: o.kubeconfig, CRDFiles: o.crds, SeedFiles: o.seeds,
+		Kubelet: o.kubelet, KubeletReadyAfter: o.kubeletReadyAfter}
 	if o.faults != "" {
 		if opts.Faults, err = serve.LoadFaults(o.faults); err != nil {
 			printErr(env, "serve", err)
