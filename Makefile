@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: help deps run test test-short lint vet fmt-check bench fuzz tidy codegen verify-codegen mutation-score hassynced load-test
+.PHONY: help deps run test test-short lint vet fmt-check bench fuzz tidy codegen verify-codegen mutation-score hassynced load-test real-apiserver real-apiserver-start real-apiserver-stop
 
 help: ## list targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -53,3 +53,12 @@ hassynced: ## slow: the HasSynced comparison table over N random plans per subje
 
 load-test: ## slow: 1,000 watchers and 4 writers over TLS on loopback
 	CACHELAB_SLOW=1 $(GO) test ./fakeapi/serve -run TestLoad -v -timeout 20m
+
+real-apiserver: ## slow: build a real kube-apiserver, kube-controller-manager and etcd (cached outside the repo)
+	fidelity/realserver/build.sh
+
+real-apiserver-start: real-apiserver ## start them on loopback (certs, token); writes /tmp/realserver.env
+	fidelity/realserver/start.sh
+
+real-apiserver-stop: ## stop the real server started by real-apiserver-start
+	fidelity/realserver/stop.sh
