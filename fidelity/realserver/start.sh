@@ -6,11 +6,28 @@
 # Idempotent: if the recorded processes are alive and /readyz answers, it only says so.
 # Stop with stop.sh.
 #
+# Defaults, chosen for recording a fidelity corpus:
+#   - everything on 127.0.0.1, free ports picked at random; etcd starts empty (KEEP_DATA=1
+#     keeps it) so that two recordings start from the same state.
+#   - --etcd-compaction-interval=0: no periodic compaction (upstream default 5m), so a
+#     resourceVersion expires only when asked: `$BIN_DIR/etcd compact --endpoint
+#     $ETCD_ENDPOINT` compacts at the current revision the way the apiserver does (it
+#     writes compact_rev_key, which the apiserver watches). Watch cache on (as upstream).
+#   - --endpoint-reconciler-type=none: the lease reconciler refuses a loopback advertise
+#     address; the default/kubernetes Service has no endpoints (nothing here needs them).
+#   - --authorization-mode=RBAC with static tokens in system:masters; --token-auth-file.
+#   - kube-controller-manager runs garbagecollector (ownerReference GC: background,
+#     foreground, orphan), namespace (namespace deletion) and serviceaccount (the default
+#     ServiceAccount, without which Pod creates are rejected by ServiceAccount admission),
+#     with --leader-elect=false (starts at once) and --secure-port=0 (no listener).
+#     Its garbage collector learns resources (a CRD created just now) from discovery every
+#     30s, hardcoded upstream: GC of a new CRD's instances can lag by up to 30s.
+#
 # Environment:
 #   REALSERVER_STATE_DIR   state (data, certs, logs, pids); default
 #                          ${XDG_CACHE_HOME:-$HOME/.cache}/cachelab/realserver/state
 #   APISERVER_EXTRA_ARGS   extra kube-apiserver flags, appended last (later flags win), e.g.
-#                          "--etcd-compaction-interval=0 --watch-cache=false"
+#                          "--etcd-compaction-interval=5m --watch-cache=false"
 #   KCM_EXTRA_ARGS         extra kube-controller-manager flags
 #   KCM_CONTROLLERS        controllers to run; default garbagecollector,namespace,serviceaccount
 #   KEEP_DATA=1            keep etcd's data from the last run (default: start empty)
@@ -156,6 +173,8 @@ launch kube-apiserver \
 	--service-account-key-file="$PKI/sa.pub" \
 	--service-account-signing-key-file="$PKI/sa.key" \
 	--service-cluster-ip-range=10.0.0.0/24 \
+	--endpoint-reconciler-type=none \
+	--etcd-compaction-interval=0 \
 	--profiling=false \
 	--v=1 \
 	${APISERVER_EXTRA_ARGS:-}

@@ -3,6 +3,11 @@
 //
 // It exists so that `make real-apiserver` needs nothing but the Go module proxy: the
 // upstream etcd binary is a download this machine cannot make.
+//
+// Usage:
+//
+//	etcd --data-dir DIR [--listen-client-url URL] [--listen-peer-url URL] ...
+//	etcd compact --endpoint URL   # compact at the current revision, as kube-apiserver does
 package main
 
 import (
@@ -18,6 +23,13 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "compact" {
+		if err := compact(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "etcd:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	dataDir := flag.String("data-dir", "", "directory for etcd's data (required)")
 	clientURL := flag.String("listen-client-url", "http://127.0.0.1:2379", "URL etcd serves clients on (loopback only)")
 	peerURL := flag.String("listen-peer-url", "http://127.0.0.1:2380", "URL etcd serves peers on (loopback only)")
