@@ -126,13 +126,24 @@ freeport() {
 	echo "start.sh: no free loopback port found" >&2
 	return 1
 }
-ETCD_PORT=$(freeport); used="$used$ETCD_PORT "
-PEER_PORT=$(freeport); used="$used$PEER_PORT "
-API_PORT=$(freeport); used="$used$API_PORT "
+isfree() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# Reuse the last run's ports when they are free, so a restart keeps the same URLs.
+if [ -f "$STATE/ports" ] && read -r ETCD_PORT PEER_PORT API_PORT <"$STATE/ports" &&
+	[ -n "$API_PORT" ] && isfree "$ETCD_PORT" && isfree "$PEER_PORT" && isfree "$API_PORT"; then
+	:
+else
+	ETCD_PORT=$(freeport); used="$used$ETCD_PORT "
+	PEER_PORT=$(freeport); used="$used$PEER_PORT "
+	API_PORT=$(freeport); used="$used$API_PORT "
+fi
+echo "$ETCD_PORT $PEER_PORT $API_PORT" > "$STATE/ports"
 ETCD_URL=http://127.0.0.1:$ETCD_PORT
 API_URL=https://127.0.0.1:$API_PORT
 
 if [ -z "${KEEP_DATA:-}" ]; then rm -rf "$STATE/etcd"; fi
+# What this start was asked for, so that keepalive.sh restarts a crashed server alike.
+printf 'APISERVER_EXTRA_ARGS=%q\nKCM_EXTRA_ARGS=%q\nKCM_CONTROLLERS=%q\n' \
+	"${APISERVER_EXTRA_ARGS:-}" "${KCM_EXTRA_ARGS:-}" "$KCM_CONTROLLERS" > "$STATE/start.env"
 mkdir -p "$STATE/etcd"
 
 launch() { # launch NAME ARGS...: runs BIN/NAME in its own session, logs and pid in STATE
