@@ -106,7 +106,7 @@ func (s *Store) Patch(gvr schema.GroupVersionResource, ns, name string, pt types
 	if r.Namespaced && m.GetNamespace() != ns {
 		return nil, nil, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
 	}
-	return s.update(r, key, obj, subresource, "patch")
+	return s.update(r, key, obj, cur, subresource, "patch")
 }
 
 // decodePatched decodes a patched object's JSON into r's representation;

@@ -209,7 +209,7 @@ func (s *Store) Update(gvr schema.GroupVersionResource, ns string, obj runtime.O
 	if err := ensureNamespace(r, requestNamespace(r, ns), m); err != nil {
 		return nil, nil, err
 	}
-	return s.update(r, objectKey(m.GetNamespace(), m.GetName()), o, subresource, "update")
+	return s.update(r, objectKey(m.GetNamespace(), m.GetName()), o, nil, subresource, "update")
 }
 
 // checkSubresource answers 404 for subresources the resource lacks.
@@ -228,12 +228,17 @@ func checkSubresource(r *resState, sub string) error {
 	}}
 }
 
-// update applies the new state o (a copy the store owns) of key.
-func (s *Store) update(r *resState, key string, o runtime.Object, sub, verb string) (runtime.Object, []Event, error) {
+// update applies the new state o (a copy the store owns) of key. old is
+// the current state if the caller has already loaded it (a fresh copy
+// nothing else holds, which the store then keeps as the event's Prev), nil
+// to load it here.
+func (s *Store) update(r *resState, key string, o, old runtime.Object, sub, verb string) (runtime.Object, []Event, error) {
 	m := mustAccessor(o)
-	old, ok := s.load(r, key)
-	if !ok {
-		return nil, nil, apierrors.NewNotFound(r.groupResource(), m.GetName())
+	if old == nil {
+		var ok bool
+		if old, ok = s.load(r, key); !ok {
+			return nil, nil, apierrors.NewNotFound(r.groupResource(), m.GetName())
+		}
 	}
 	oldM := mustAccessor(old)
 	switch rv := m.GetResourceVersion(); {
