@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -88,16 +89,39 @@ func (c *Client) FakeClientset() *Clientset {
 // List panics on resources it was not told about, and go to the server
 // directly (they are then missing from Actions()).
 func (c *Client) Dynamic() dynamic.Interface {
-	sch := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(sch)
 	kinds := map[schema.GroupVersionResource]string{}
 	for _, r := range c.s.Resources() {
 		kinds[r.GVR] = r.ListKind
 	}
-	d := fakedynamic.NewSimpleDynamicClientWithCustomListKinds(sch, kinds)
+	d := fakedynamic.NewSimpleDynamicClientWithCustomListKinds(dynamicScheme(kinds), kinds)
 	d.PrependReactor("*", "*", c.react(true))
 	d.PrependWatchReactor("*", c.reactWatch(true))
 	return &DynamicClient{FakeDynamicClient: d, client: c, listKinds: kinds}
+}
+
+// builtinScheme is client-go's scheme copied once: the dynamic fake's
+// scheme when every served list kind is already in it, since
+// NewSimpleDynamicClientWithCustomListKinds then only reads it (building a
+// scheme costs more than the rest of a dynamic client).
+var builtinScheme = sync.OnceValue(func() *runtime.Scheme {
+	sch := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(sch)
+	return sch
+})
+
+// dynamicScheme returns a scheme for a dynamic fake serving kinds: the
+// shared builtinScheme if it knows every list kind, else a fresh copy the
+// fake may register the missing (custom) list kinds in.
+func dynamicScheme(kinds map[schema.GroupVersionResource]string) *runtime.Scheme {
+	shared := builtinScheme()
+	for gvr, listKind := range kinds {
+		if !shared.Recognizes(gvr.GroupVersion().WithKind(listKind)) {
+			sch := runtime.NewScheme()
+			_ = clientgoscheme.AddToScheme(sch)
+			return sch
+		}
+	}
+	return shared
 }
 
 // DynamicClient is client-go's fake dynamic client served by a cachelab
