@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -52,9 +53,17 @@ type objKey struct {
 	ns, name string
 }
 
+// recordsHint is the number of records of the longest run so far (at most
+// maxRecordsHint): a new run reserves that many at once, since growing a
+// slice of Records step by step copies and discards several times the
+// final trace.
+var recordsHint atomic.Int64
+
+const maxRecordsHint = 1 << 16
+
 func newRecorder(start time.Time, policy *Policy) *recorder {
 	return &recorder{start: start, policy: policy, desired: -1, freeze: make(chan struct{}),
-		recs: make([]Record, 0, 1024)}
+		recs: make([]Record, 0, max(1024, recordsHint.Load()))}
 }
 
 // now returns the virtual time since the run started.
@@ -105,6 +114,9 @@ func (r *recorder) close() []Record {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.closed = true
+	if n := int64(min(len(r.recs), maxRecordsHint)); n > recordsHint.Load() {
+		recordsHint.Store(n)
+	}
 	return r.recs
 }
 

@@ -164,12 +164,13 @@ func (s *Subject) processNext(ctx context.Context) bool {
 	if shutdown {
 		return false
 	}
+	k := key.String()
 	defer func() {
 		s.queue.Done(key)
-		s.env.Rec.Record(sim.Record{Kind: sim.RecQueue, Op: "done", Key: key.String()})
+		s.env.Rec.Record(sim.Record{Kind: sim.RecQueue, Op: "done", Key: k})
 	}()
-	s.env.Rec.Record(sim.Record{Kind: sim.RecQueue, Op: "get", Key: key.String()})
-	s.env.Rec.Record(sim.Record{Kind: sim.RecReconcile, Op: "start", Key: key.String()})
+	s.env.Rec.Record(sim.Record{Kind: sim.RecQueue, Op: "get", Key: k})
+	s.env.Rec.Record(sim.Record{Kind: sim.RecReconcile, Op: "start", Key: k})
 	err := s.reconcile(ctx, key)
 	result := "ok"
 	if err != nil {
@@ -178,7 +179,7 @@ func (s *Subject) processNext(ctx context.Context) bool {
 	} else {
 		s.queue.Forget(key)
 	}
-	s.env.Rec.Record(sim.Record{Kind: sim.RecReconcile, Op: "end", Key: key.String(), Result: result})
+	s.env.Rec.Record(sim.Record{Kind: sim.RecReconcile, Op: "end", Key: k, Result: result})
 	return true
 }
 

@@ -1,0 +1,121 @@
+package simbench
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/cachelab/cachelab/sim"
+)
+
+// Result is the cost of a batch of runs of one kind.
+type Result struct {
+	// Name says what ran: "direct", "http" or "floor".
+	Name string
+	// Runs is the number of runs.
+	Runs int
+	// CPU is the process's CPU time (user + system, every thread, the
+	// garbage collector included) spent during the runs; Wall the wall
+	// time; Virtual the virtual time the runs covered.
+	CPU, Wall, Virtual time.Duration
+	// HandlerCalls is the number of informer handler calls over all runs.
+	HandlerCalls int
+}
+
+// RunsPerCPUSecond is Runs over CPU time (0 when CPU time is unknown).
+func (r Result) RunsPerCPUSecond() float64 {
+	if r.CPU <= 0 {
+		return 0
+	}
+	return float64(r.Runs) / r.CPU.Seconds()
+}
+
+// VirtualPerWall is virtual time over wall time.
+func (r Result) VirtualPerWall() float64 {
+	if r.Wall <= 0 {
+		return 0
+	}
+	return r.Virtual.Seconds() / r.Wall.Seconds()
+}
+
+// CPUPerRun is the CPU time of one run.
+func (r Result) CPUPerRun() time.Duration {
+	if r.Runs == 0 {
+		return 0
+	}
+	return r.CPU / time.Duration(r.Runs)
+}
+
+func (r *Result) add(cpu, wall, virtual time.Duration, handled int) {
+	r.Runs++
+	r.CPU += cpu
+	r.Wall += wall
+	r.Virtual += virtual
+	r.HandlerCalls += handled
+}
+
+// Baselines are the runs Measure compares the scenario with, in the order
+// of its results: "server" (ServerRun: fakeapi and the informer, no sim)
+// and "floor" (FloorRun: the informer alone).
+var Baselines = []string{"server", "floor"}
+
+// Measure runs n runs of the standard scenario on each access path of
+// accesses ("direct", "http"), n runs of ServerRun and n runs of FloorRun,
+// alternating one of each, and returns one Result per access path, then
+// one per baseline (see Baselines). It must be called from a goroutine
+// inside a synctest bubble. CPU and wall time are read from the operating
+// system (the bubble's clock is virtual).
+//
+// Every scenario run is checked: it must end quiet with its 3 injected
+// faults, or Measure returns an error.
+func Measure(ctx context.Context, n int, accesses ...string) ([]Result, error) {
+	results := make([]Result, len(accesses), len(accesses)+len(Baselines))
+	plans := make([]*sim.Plan, len(accesses))
+	for i, a := range accesses {
+		results[i].Name = a
+		plans[i] = StandardPlan(a)
+		if err := plans[i].Validate(); err != nil {
+			return nil, err
+		}
+	}
+	baselines := []func(context.Context) (time.Duration, int, error){ServerRun, FloorRun}
+	for _, name := range Baselines {
+		results = append(results, Result{Name: name})
+	}
+	for range n {
+		for i, p := range plans {
+			cpu0, wall0 := cpuTime(), wallTime()
+			tr, err := sim.RunInBubble(ctx, p)
+			cpu, wall := cpuTime()-cpu0, wallTime()-wall0
+			if err != nil {
+				return nil, fmt.Errorf("simbench: %s run: %w", p.Access, err)
+			}
+			if tr.Outcome != "quiet" {
+				return nil, fmt.Errorf("simbench: %s run ended %q, want quiet", p.Access, tr.Outcome)
+			}
+			faults, handled := 0, 0
+			for _, r := range tr.Records {
+				switch r.Kind {
+				case sim.RecFault:
+					faults++
+				case sim.RecHandler:
+					handled++
+				}
+			}
+			if faults != len(StandardBreaks) {
+				return nil, fmt.Errorf("simbench: %s run injected %d faults, want %d", p.Access, faults, len(StandardBreaks))
+			}
+			results[i].add(cpu, wall, tr.End.D(), handled)
+		}
+		for j, run := range baselines {
+			cpu0, wall0 := cpuTime(), wallTime()
+			virtual, handled, err := run(ctx)
+			cpu, wall := cpuTime()-cpu0, wallTime()-wall0
+			if err != nil {
+				return nil, fmt.Errorf("simbench: %s run: %w", Baselines[j], err)
+			}
+			results[len(accesses)+j].add(cpu, wall, virtual, handled)
+		}
+	}
+	return results, nil
+}
