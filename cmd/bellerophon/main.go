@@ -77,14 +77,16 @@ func flags() (*flag.FlagSet, *options) {
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stderr)
+	code := run(ctx, os.Args[1:], os.Stderr, true)
 	stop()
 	os.Exit(code)
 }
 
 // run parses args, then runs the controller until ctx ends, logging to
-// stderr; it returns the exit code.
-func run(ctx context.Context, args []string, stderr io.Writer) int {
+// stderr; it returns the exit code. With routeKlog, client-go's klog output
+// goes through the same logger at the same verbosity (process-wide state,
+// set before anything runs: only main asks for it).
+func run(ctx context.Context, args []string, stderr io.Writer, routeKlog bool) int {
 	fs, o := flags()
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -102,7 +104,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bellerophon: --workers=%d: want at least 1\n", o.workers)
 		return exitUsage
 	}
-	log := newLogger(stderr, o.verbosity)
+	log := newLogger(stderr, o.verbosity, routeKlog)
 	cfg, err := restConfig(o.kubeconfig)
 	if err != nil {
 		fmt.Fprintf(stderr, "bellerophon: %v\n", err)
@@ -181,9 +183,9 @@ func restConfig(path string) (*rest.Config, error) {
 	return cfg, nil
 }
 
-// newLogger returns a text logger at the level of -v, and routes client-go's
-// klog output through it with klog's verbosity set to -v.
-func newLogger(w io.Writer, v int) *slog.Logger {
+// newLogger returns a text logger at the level of -v and, with routeKlog,
+// routes client-go's klog output through it with klog's verbosity set to -v.
+func newLogger(w io.Writer, v int, routeKlog bool) *slog.Logger {
 	level := slog.LevelInfo
 	switch {
 	case v == 1:
@@ -192,6 +194,9 @@ func newLogger(w io.Writer, v int) *slog.Logger {
 		level = levelTrace
 	}
 	log := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+	if !routeKlog {
+		return log
+	}
 	kfs := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(kfs)
 	_ = kfs.Set("v", strconv.Itoa(v))
