@@ -77,6 +77,7 @@ func commands() []command {
 		{"serve", "serve the fake API server in real time (TLS, token, kubeconfig, live faults) for your own controller or kubectl", "[--faults FILE] [--crd FILE] [--seed-objects FILE] [--address ADDR]",
 			"cachelab serve --crd subjects/bellerophon/config/crd.yaml --faults faults.json\n  export KUBECONFIG=$PWD/out/serve/kubeconfig; kubectl get pods -w", serveCmd},
 		{"admin", "call a running `cachelab serve`'s admin endpoints: compact history, change faults live, snapshot state", adminUsage, adminExample, adminCmd},
+		benchCommand(),
 		{"version", "print the versions of cachelab, Go, client-go and the file formats", "",
 			"cachelab version", versionCmd},
 	}
