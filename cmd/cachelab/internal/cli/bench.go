@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	"github.com/cachelab/cachelab/cmd/cachelab/internal/lab"
+	"github.com/cachelab/cachelab/sim"
+	"github.com/cachelab/cachelab/sim/simbench"
+)
+
+// benchCommand is `cachelab bench`: the sim's standard scenario measured
+// against baselines run in the same process.
+func benchCommand() command {
+	return command{"bench",
+		"measure the standard scenario's runs per CPU-second and virtual/wall against baselines measured in the same run",
+		"[--runs N] [--access direct,http]   (--runs: runs of each kind, default 20; --access: the scenario's access paths, default direct,http)",
+		"cachelab bench --runs 50 --access direct", benchCmd}
+}
+
+type benchOptions struct {
+	runs   int
+	access string
+}
+
+func benchFlags() (*flag.FlagSet, *benchOptions) {
+	o := &benchOptions{}
+	fs := newFlagSet("bench")
+	fs.IntVar(&o.runs, "runs", 20, "runs of each kind (scenario on each access path, server baseline, floor baseline), alternating")
+	fs.StringVar(&o.access, "access", "direct,http", "comma-separated access paths of the scenario: direct, http")
+	return fs, o
+}
+
+func benchCmd(env *Env, args []string) int {
+	fs, o := benchFlags()
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return flagError(env, "bench", err)
+	}
+	if len(pos) > 0 {
+		fmt.Fprintf(env.Stderr, "cachelab bench: takes no arguments, got %q\nRun `%s bench --help` for the flags.\n", pos, env.Prog)
+		return ExitUsage
+	}
+	if o.runs < 1 {
+		fmt.Fprintf(env.Stderr, "cachelab bench: --runs must be at least 1, got %d\n", o.runs)
+		return ExitUsage
+	}
+	var accesses []string
+	for _, a := range strings.Split(o.access, ",") {
+		a = strings.TrimSpace(a)
+		if a != "direct" && a != "http" {
+			fmt.Fprintf(env.Stderr, "cachelab bench: --access %q: unknown access path %q (allowed: direct, http, comma-separated)\n", o.access, a)
+			return ExitUsage
+		}
+		accesses = append(accesses, a)
+	}
+	var res []simbench.Result
+	var runErr error
+	host := env.Host
+	if host == nil {
+		host = lab.MainHost(1)
+	}
+	ok, out := host(func(t *testing.T) {
+		sim.Bubble(t, func(t *testing.T) {
+			res, runErr = simbench.Measure(t.Context(), o.runs, accesses...)
+		})
+	})
+	if runErr != nil {
+		printErr(env, "bench", runErr)
+		return ExitUnexpected
+	}
+	if !ok {
+		fmt.Fprintf(env.Stderr, "cachelab bench: a run failed its bubble:\n%s", out)
+		return ExitUnexpected
+	}
+	printBench(env, o.runs, res, len(accesses))
+	return ExitOK
+}
+
+// printBench prints the results table: the scenario's rows first, then the
+// baselines', each with its ratio to the server and floor baselines.
+func printBench(env *Env, runs int, res []simbench.Result, scenarios int) {
+	w := env.Stdout
+	fmt.Fprintf(w, "cachelab bench: the standard scenario (%d ConfigMaps, %d operations over %s, %d broken watches, latency 1-50ms, one real informer + workqueue), %d runs of each kind, alternating, GOMAXPROCS=%d\n\n",
+		simbench.StandardObjects, simbench.StandardOps, simbench.StandardSpan, len(simbench.StandardBreaks), runs, runtime.GOMAXPROCS(0))
+	byName := map[string]simbench.Result{}
+	for _, r := range res {
+		byName[r.Name] = r
+	}
+	server, floor := byName["server"], byName["floor"]
+	ratio := func(r, base simbench.Result) string {
+		if base.RunsPerCPUSecond() == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.2fx", r.RunsPerCPUSecond()/base.RunsPerCPUSecond())
+	}
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	fmt.Fprintf(tw, "RUN\tCPU/RUN\tRUNS/CPU-S\tVIRTUAL/WALL\tHANDLER CALLS/RUN\tVS SERVER\tVS FLOOR\t\n")
+	for i, r := range res {
+		name := r.Name
+		if i < scenarios {
+			name = "scenario " + name
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.0fx\t%.0f\t%s\t%s\t\n", name, r.CPUPerRun().Round(10*time.Microsecond),
+			r.RunsPerCPUSecond(), r.VirtualPerWall(), float64(r.HandlerCalls)/float64(r.Runs), ratio(r, server), ratio(r, floor))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, `
+server: the same timeline through fakeapi (no fault policy, latency, recorder or trace).
+floor:  the same timeline into the same real informer and workqueue from a map and a
+        watch channel (no fakeapi, no sim): what client-go alone costs per run.
+CPU is the whole process's (every thread, the garbage collector included).
+Target (issue 4): 1,000 runs per CPU-second and 1,000x virtual/wall on the direct path.
+`)
+}

@@ -1,0 +1,43 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestBenchReportsTheScenarioAgainstBaselinesMeasuredInTheSameRun(t *testing.T) {
+	code, out, errs := run(t, "bench", "--runs", "1", "--access", "direct")
+	if code != ExitOK {
+		t.Fatalf("bench exited %d: %s", code, errs)
+	}
+	for _, want := range []string{
+		"50 ConfigMaps, 200 operations over 30s, 3 broken watches",
+		"1 runs of each kind",
+		"RUNS/CPU-S", "VIRTUAL/WALL", "VS SERVER", "VS FLOOR",
+		"scenario direct", "server", "floor",
+		"1.00x", // each baseline against itself
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("bench output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "scenario http") {
+		t.Errorf("bench --access direct ran the http path:\n%s", out)
+	}
+}
+
+func TestBenchRejectsBadFlagsWithWhatIsAllowed(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--runs", "0"}, "--runs must be at least 1, got 0"},
+		{[]string{"--access", "direct,grpc"}, `unknown access path "grpc" (allowed: direct, http`},
+		{[]string{"extra"}, `takes no arguments, got ["extra"]`},
+	} {
+		code, _, errs := run(t, append([]string{"bench"}, tc.args...)...)
+		if code != ExitUsage || !strings.Contains(errs, tc.want) {
+			t.Errorf("bench %v: exit %d, stderr %q; want exit %d and %q", tc.args, code, errs, ExitUsage, tc.want)
+		}
+	}
+}
