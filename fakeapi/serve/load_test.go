@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,15 +18,24 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/cachelab/cachelab/fakeapi"
 	"github.com/cachelab/cachelab/fakeapi/serve"
+	"github.com/cachelab/cachelab/sim"
 )
 
 // TestLoadWatchersReceiveEveryEventInOrder (opt-in: CACHELAB_SLOW=1;
-// CACHELAB_LOAD_WATCHERS, default 1000): that many watches over one HTTP/2
-// connection on loopback and 4 writers (on a second connection) for 5 s; every watcher must receive
-// every write, in resourceVersion order, and the goroutines must return to
-// their baseline afterwards. Logs events/s and the p50/p99 latency from
-// write request to delivery.
+// CACHELAB_LOAD_WATCHERS, default 1000): that many watches over
+// CACHELAB_LOAD_CONNECTIONS HTTP/2 connections (default 1, the hardest case:
+// one TLS stream carries every event) on loopback and 4 writers (on a
+// connection of their own) for 5 s.
+// The server records its trace (sim.ServerRecorder, fed the write
+// observations: a trace of every sent event to 1,000 watchers would be
+// gigabytes). Every watcher must receive exactly the configmap writes of the
+// trace, in the trace's order, which must also be what the writers were
+// answered; the heap, sampled throughout, must stay under
+// loadHeapBoundPerWatcher per watcher plus loadHeapBase; the goroutines must
+// return to their baseline after shutdown. Logs events/s, the p50/p99/max
+// latency from write request to delivery, and the peak heap.
 func TestLoadWatchersReceiveEveryEventInOrder(t *testing.T) {
 	if os.Getenv("CACHELAB_SLOW") == "" {
 		t.Skip("load test: set CACHELAB_SLOW=1")
@@ -38,8 +48,9 @@ func TestLoadWatchersReceiveEveryEventInOrder(t *testing.T) {
 	const duration = 5 * time.Second
 	baseline := runtime.NumGoroutine()
 
+	rec := sim.NewServerRecorder(&sim.Plan{Version: sim.PlanVersion, Name: "load"})
 	ctx, cancel := context.WithCancel(context.Background())
-	r, err := serve.Serve(ctx, serve.Options{})
+	r, err := serve.Serve(ctx, serve.Options{Server: fakeapi.Options{Observer: writesOnly{rec}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,6 +59,23 @@ func TestLoadWatchersReceiveEveryEventInOrder(t *testing.T) {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The watchers share conns HTTP/2 connections (each its own client, as
+	// separate processes would have).
+	conns := 1
+	if s := os.Getenv("CACHELAB_LOAD_CONNECTIONS"); s != "" {
+		if conns, err = strconv.Atoi(s); err != nil || conns < 1 {
+			t.Fatalf("CACHELAB_LOAD_CONNECTIONS=%q: want an integer >= 1", s)
+		}
+	}
+	watchClients := make([]kubernetes.Interface, conns)
+	for c := range watchClients {
+		ccfg := r.RESTConfig()
+		ccfg.QPS, ccfg.Burst = -1, 0
+		ccfg.Dial = (&net.Dialer{}).DialContext // a Dial of its own: a transport of its own
+		if watchClients[c], err = kubernetes.NewForConfig(ccfg); err != nil {
+			t.Fatal(err)
+		}
 	}
 	bg := context.Background()
 	if _, err := cs.CoreV1().Namespaces().Create(bg, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "load"}}, metav1.CreateOptions{}); err != nil {
@@ -63,10 +91,23 @@ func TestLoadWatchersReceiveEveryEventInOrder(t *testing.T) {
 		lat time.Duration
 	}
 	got := make([][]recv, watchers)
+	// Every watcher signals caughtUp once it holds target events (target is
+	// set when the writers are done); the main goroutine signals for those
+	// already there by then. signalled keeps it to once per watcher.
+	var target atomic.Int64
+	counts := make([]atomic.Int64, watchers)
+	signalled := make([]atomic.Bool, watchers)
+	var caughtUp sync.WaitGroup
+	caughtUp.Add(watchers)
+	signal := func(i int) {
+		if signalled[i].CompareAndSwap(false, true) {
+			caughtUp.Done()
+		}
+	}
 	var wg sync.WaitGroup
 	wctx, wcancel := context.WithCancel(bg)
 	for i := range watchers {
-		w, err := cs.CoreV1().ConfigMaps("load").Watch(wctx, metav1.ListOptions{ResourceVersion: start.ResourceVersion})
+		w, err := watchClients[i%conns].CoreV1().ConfigMaps("load").Watch(wctx, metav1.ListOptions{ResourceVersion: start.ResourceVersion})
 		if err != nil {
 			t.Fatalf("watch %d: %v", i, err)
 		}
@@ -86,6 +127,9 @@ func TestLoadWatchersReceiveEveryEventInOrder(t *testing.T) {
 				rv, _ := strconv.ParseInt(c.ResourceVersion, 10, 64)
 				sent, _ := strconv.ParseInt(c.Data["sent"], 10, 64)
 				got[i] = append(got[i], recv{rv: rv, lat: time.Since(time.Unix(0, sent))})
+				if n, t := counts[i].Add(1), target.Load(); t > 0 && n >= t {
+					signal(i)
+				}
 			}
 		}()
 	}
@@ -102,6 +146,27 @@ func TestLoadWatchersReceiveEveryEventInOrder(t *testing.T) {
 	var mu sync.Mutex
 	var written []int64
 	var wwg sync.WaitGroup
+	// The heap, sampled every 100 ms until the watchers are done.
+	var peakHeap atomic.Uint64
+	sampleCtx, stopSampling := context.WithCancel(bg)
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			if ms.HeapInuse > peakHeap.Load() {
+				peakHeap.Store(ms.HeapInuse)
+			}
+			select {
+			case <-sampleCtx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
 	deadline := time.Now().Add(duration)
 	for wr := range writers {
 		wwg.Add(1)
@@ -127,20 +192,37 @@ func TestLoadWatchersReceiveEveryEventInOrder(t *testing.T) {
 	slices.Sort(written)
 
 	// Wait until every watcher has every event (or 60 s).
-	for wait := time.Now().Add(60 * time.Second); time.Now().Before(wait); time.Sleep(50 * time.Millisecond) {
-		done := 0
-		for i := range got {
-			if n := len(got[i]); n >= len(written) {
-				done++
-			}
+	target.Store(int64(len(written)))
+	for i := range counts {
+		if counts[i].Load() >= int64(len(written)) {
+			signal(i)
 		}
-		if done == watchers {
-			break
-		}
+	}
+	all := make(chan struct{})
+	go func() { caughtUp.Wait(); close(all) }()
+	select {
+	case <-all:
+	case <-time.After(60 * time.Second):
+		t.Errorf("after 60 s not every watcher has the %d events (first mismatch reported below)", len(written))
 	}
 	drained := time.Since(writeEnd)
 	wcancel()
 	wg.Wait()
+	stopSampling()
+	<-sampled
+
+	// The trace's configmap writes in namespace load, in trace order, are
+	// what every watcher must have received; they are also what the
+	// writers were answered.
+	var traced []int64
+	for _, r := range rec.Trace("load").Records {
+		if r.Kind == sim.RecWrite && r.Resource == "configmaps" && r.Namespace == "load" {
+			traced = append(traced, r.RV)
+		}
+	}
+	if !slices.Equal(traced, written) {
+		t.Fatalf("the trace has %d configmap writes, the writers were answered %d (first mismatch near %d)", len(traced), len(written), firstDiff(traced, written))
+	}
 
 	var lats []time.Duration
 	for i := range got {
@@ -149,16 +231,19 @@ func TestLoadWatchersReceiveEveryEventInOrder(t *testing.T) {
 			rvs[j] = r.rv
 			lats = append(lats, r.lat)
 		}
-		if !slices.Equal(rvs, written) {
-			t.Fatalf("watcher %d received %d events, want the %d writes in order (first mismatch near %d)", i, len(rvs), len(written), firstDiff(rvs, written))
+		if !slices.Equal(rvs, traced) {
+			t.Fatalf("watcher %d received %d events, want the trace's %d writes in order (first mismatch near %d)", i, len(rvs), len(traced), firstDiff(rvs, traced))
 		}
 	}
 	slices.Sort(lats)
 	total := len(lats)
 	elapsed := duration + drained
-	t.Logf("%d watchers, %d writers, %d writes in %v: %d events delivered in %v (%.0f events/s); latency write->delivery p50 %v p99 %v max %v",
-		watchers, writers, len(written), duration, total, elapsed.Round(time.Millisecond), float64(total)/elapsed.Seconds(),
-		lats[total/2], lats[total*99/100], lats[total-1])
+	t.Logf("%d watchers on %d connections, %d writers, %d writes in %v: %d events delivered in %v (%.0f events/s); latency write->delivery p50 %v p99 %v max %v; peak heap %d MiB",
+		watchers, conns, writers, len(written), duration, total, elapsed.Round(time.Millisecond), float64(total)/elapsed.Seconds(),
+		lats[total/2], lats[total*99/100], lats[total-1], peakHeap.Load()>>20)
+	if bound := loadHeapBase + uint64(watchers)*loadHeapBoundPerWatcher; peakHeap.Load() > bound {
+		t.Errorf("peak heap %d MiB, bound %d MiB (%d MiB + %d KiB per watcher)", peakHeap.Load()>>20, bound>>20, loadHeapBase>>20, loadHeapBoundPerWatcher>>10)
+	}
 
 	cancel()
 	if err := r.Wait(); err != nil {
@@ -173,6 +258,23 @@ func TestLoadWatchersReceiveEveryEventInOrder(t *testing.T) {
 	if n := runtime.NumGoroutine(); n > baseline+5 {
 		buf := make([]byte, 1<<16)
 		t.Errorf("goroutine leak: %d goroutines after shutdown, baseline %d\n%s", n, baseline, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+// The load test's heap bound: a base for the server, the clients and the
+// recorded writes, and a share per watcher (its HTTP/2 stream, client-go's
+// decoder and channels, the server's watch queue, the events it received).
+const (
+	loadHeapBase            = 256 << 20
+	loadHeapBoundPerWatcher = 512 << 10
+)
+
+// writesOnly forwards the write observations to a trace recorder.
+type writesOnly struct{ rec *sim.ServerRecorder }
+
+func (w writesOnly) Observe(o fakeapi.Observation) {
+	if o.Kind == fakeapi.ObsWrite {
+		w.rec.Observe(o)
 	}
 }
 
