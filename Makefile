@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: help deps run test test-short lint vet fmt-check bench fuzz tidy codegen verify-codegen mutation-score hassynced load-test real-apiserver real-apiserver-start real-apiserver-stop
+.PHONY: help deps run test test-short lint vet fmt-check bench fuzz tidy codegen verify-codegen mutation-score hassynced load-test real-apiserver real-apiserver-start real-apiserver-stop fidelity-record
 
 help: ## list targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -62,3 +62,6 @@ real-apiserver-start: real-apiserver ## start them on loopback (certs, token); w
 
 real-apiserver-stop: ## stop the real server started by real-apiserver-start
 	fidelity/realserver/stop.sh
+
+fidelity-record: ## slow: re-record fidelity/testdata/transcripts from a real kube-apiserver (needs /tmp/realserver.env or KUBECONFIG)
+	CACHELAB_FIDELITY_RECORD=1 $(GO) test ./fidelity -run TestRecordTranscriptsFromRealServer -v -count=1 -timeout 30m
