@@ -29,11 +29,11 @@
 //     JSON) on /api and /apis when the Accept header prefers it, as
 //     client-go's discovery does; legacy discovery otherwise.
 //
-// OpenAPI: /openapi/v3 lists one document per group version, each with the
-// resource paths, their x-kubernetes-group-version-kind and the
-// fieldValidation parameter, which is all kubectl create/apply/patch need
-// (they then leave validation to the server). No schemas: kubectl explain
-// does not work; /openapi/v2 is 404.
+// OpenAPI: /openapi/v3 lists one document per group version: recorded from
+// a real kube-apiserver for built-ins, generated for custom resources (with
+// their schemas when Options.OpenAPISchemas has them), so kubectl
+// create/apply/patch leave validation to the server and kubectl explain
+// works (openapi.go); /openapi/v2 is 404.
 //
 // Patch content types: merge, JSON patch and strategic merge (built-ins);
 // server-side apply (application/apply-patch+yaml) gets 415.
@@ -87,6 +87,10 @@ type Options struct {
 	Clock clock.PassiveClock
 	// Version is what /version answers. Optional; default DefaultVersion.
 	Version *version.Info
+	// OpenAPISchemas are custom resource kinds' schemas (a CRD version's
+	// schema.openAPIV3Schema, as JSON), served in their /openapi/v3
+	// document so that kubectl explain works for them. Optional.
+	OpenAPISchemas map[schema.GroupVersionKind]stdjson.RawMessage
 }
 
 // DefaultVersion is what /version answers by default: the Kubernetes
@@ -103,6 +107,8 @@ type handler struct {
 	srv     *fakeapi.Server
 	clock   clock.PassiveClock
 	version version.Info
+	// openAPISchemas is Options.OpenAPISchemas.
+	openAPISchemas map[schema.GroupVersionKind]stdjson.RawMessage
 	// optionsDecoder decodes DeleteOptions bodies of any apiVersion (v1,
 	// meta.k8s.io/v1, a group's version) straight into the Go type.
 	optionsDecoder runtime.Decoder
@@ -113,7 +119,7 @@ type handler struct {
 // holds its handler call until the watch ends (its timeoutSeconds, a
 // server-side close, or the request's context).
 func NewHandler(srv *fakeapi.Server, opts Options) nethttp.Handler {
-	h := &handler{srv: srv, clock: opts.Clock, version: DefaultVersion}
+	h := &handler{srv: srv, clock: opts.Clock, version: DefaultVersion, openAPISchemas: opts.OpenAPISchemas}
 	if h.clock == nil {
 		h.clock = clock.RealClock{}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cachelab/cachelab/fakeapi/serve"
+	"github.com/cachelab/cachelab/subjects/bellerophon/config"
 )
 
 // kubectl runs the kubectl binary against the kubeconfig and returns its
@@ -127,4 +128,47 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// TestKubectlExplainReadsServedOpenAPI runs kubectl explain against Serve:
+// a custom resource's fields come from its CRD's openAPIV3Schema (served
+// in its /openapi/v3 document, shaped as kube-apiserver's CRD builder
+// shapes it), down to a nested field's type and description.
+func TestKubectlExplainReadsServedOpenAPI(t *testing.T) {
+	if _, err := exec.LookPath("kubectl"); err != nil {
+		t.Skip("no kubectl on PATH")
+	}
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r, err := serve.Serve(ctx, serve.Options{
+		KubeconfigPath: filepath.Join(dir, "kubeconfig"),
+		CRDFiles:       []string{write(t, dir, "crd.yaml", string(config.CRDManifest))},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"explain", "bellerophon.spec"}, []string{"GROUP:      lab.cachelab.dev", "KIND:       Bellerophon", "VERSION:    v1alpha1",
+			"FIELD: spec <Object>", "replicas\t<integer> -required-", "version\t<string> -required-", "config\t<map[string]string>"}},
+		{[]string{"explain", "bellerophon.status.conditions"}, []string{"FIELD: conditions <[]Object>", "lastTransitionTime\t<string> -required-"}},
+		{[]string{"explain", "bellerophons"}, []string{"KIND:       Bellerophon", "apiVersion\t<string>", "metadata\t<ObjectMeta>", "spec\t<Object> -required-", "status\t<Object>"}},
+	} {
+		out, err := kubectl(t, r.KubeconfigPath, "", tc.args...)
+		if err != nil {
+			t.Errorf("kubectl %s: %v\n%s", strings.Join(tc.args, " "), err, out)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("kubectl %s: no %q in:\n%s", strings.Join(tc.args, " "), w, out)
+			}
+		}
+	}
+	if out, err := kubectl(t, r.KubeconfigPath, "", "explain", "bellerophon.spec.nope"); err == nil || !strings.Contains(out, `field "nope" does not exist`) {
+		t.Errorf("kubectl explain of a missing field: %v\n%s", err, out)
+	}
 }

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -68,8 +69,9 @@ func readDocs(path string) ([]*unstructured.Unstructured, error) {
 	}
 }
 
-// loadCRDs registers every served version of the CRDs in a file.
-func loadCRDs(api *fakeapi.Server, path string) error {
+// loadCRDs registers every served version of the CRDs in a file and adds
+// each version's openAPIV3Schema (JSON) to schemas.
+func loadCRDs(api *fakeapi.Server, path string, schemas map[schema.GroupVersionKind]json.RawMessage) error {
 	docs, err := readDocs(path)
 	if err != nil {
 		return fmt.Errorf("serve: CRD file: %w", err)
@@ -109,6 +111,13 @@ func loadCRDs(api *fakeapi.Server, path string) error {
 				HasStatus:  hasStatus,
 			}); err != nil {
 				return fmt.Errorf("%s: version %s: %w", where, name, err)
+			}
+			if s, found, _ := unstructured.NestedFieldNoCopy(vm, "schema", "openAPIV3Schema"); found {
+				data, err := json.Marshal(s)
+				if err != nil {
+					return fmt.Errorf("%s: version %s: schema.openAPIV3Schema: %w", where, name, err)
+				}
+				schemas[schema.GroupVersionKind{Group: group, Version: name, Kind: kind}] = data
 			}
 		}
 	}

@@ -59,6 +59,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -204,8 +205,9 @@ func Serve(ctx context.Context, opts Options) (*Running, error) {
 	if err := api.RegisterCRD(fakeapi.ResourceInfo{GVR: leasesGVR, Kind: "Lease", ListKind: "LeaseList", Namespaced: true}); err != nil {
 		return nil, fmt.Errorf("serve: serving leases: %w", err)
 	}
+	crdSchemas := map[schema.GroupVersionKind]json.RawMessage{}
 	for _, f := range opts.CRDFiles {
-		if err := loadCRDs(api, f); err != nil {
+		if err := loadCRDs(api, f, crdSchemas); err != nil {
 			return nil, err
 		}
 	}
@@ -253,7 +255,7 @@ func Serve(ctx context.Context, opts Options) (*Running, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/admin/", adminHandler(r, log))
 	mux.Handle("/metrics", mets.handler())
-	mux.Handle("/", jsonAnswersForLeases(fakehttp.NewHandler(api, fakehttp.Options{})))
+	mux.Handle("/", jsonAnswersForLeases(fakehttp.NewHandler(api, fakehttp.Options{OpenAPISchemas: crdSchemas})))
 	baseCtx, cancelBase := context.WithCancel(context.Background())
 	hs := &http.Server{
 		Handler:           logRequests(log, authenticate(token, mux)),
