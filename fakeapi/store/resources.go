@@ -34,6 +34,9 @@ type kindRules struct {
 	fields func(obj runtime.Object, set fields.Set)
 	// prepareCreate resets what a create may not set (status defaults).
 	prepareCreate func(obj runtime.Object)
+	// defaults fills in what the scheme's defaulting functions fill in on
+	// every create and update (kube-apiserver defaults each decoded body).
+	defaults func(obj runtime.Object)
 	// validate checks required fields of the kind.
 	validate func(obj runtime.Object) field.ErrorList
 	// statusKeepsOwnerRefs is true when a status update may not change
@@ -73,6 +76,11 @@ var builtins = []builtin{
 		nameFn: apivalidation.NameIsDNSSubdomain,
 		fields: func(obj runtime.Object, set fields.Set) {
 			set["type"] = string(obj.(*corev1.Secret).Type)
+		},
+		defaults: func(obj runtime.Object) {
+			if s := obj.(*corev1.Secret); s.Type == "" {
+				s.Type = corev1.SecretTypeOpaque // SetDefaults_Secret
+			}
 		},
 		validate: func(obj runtime.Object) field.ErrorList {
 			s := obj.(*corev1.Secret)

@@ -147,6 +147,9 @@ func (s *Store) Create(gvr schema.GroupVersionResource, ns string, obj runtime.O
 	if r.HasStatus {
 		setStatus(o, nil)
 	}
+	if r.rules.defaults != nil {
+		r.rules.defaults(o)
+	}
 	if r.rules.prepareCreate != nil {
 		r.rules.prepareCreate(o)
 	}
@@ -254,6 +257,9 @@ func (s *Store) update(r *resState, key string, o, old runtime.Object, sub, verb
 		if rv != oldM.GetResourceVersion() {
 			return nil, nil, apierrors.NewConflict(r.groupResource(), m.GetName(), errors.New(optimisticLockErrorMsg))
 		}
+	}
+	if r.rules.defaults != nil {
+		r.rules.defaults(o)
 	}
 	// rest.BeforeUpdate and the strategies' PrepareForUpdate.
 	m.SetGeneration(oldM.GetGeneration())
