@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"encoding/json"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -130,7 +131,8 @@ var _ Recorder = actorRecorder{}
 
 // Record stamps and appends rec (Actor defaults to the subject's name). A
 // reconcile "start" record of a subject armed for a mid-reconcile crash
-// never returns before the run ends (see RecReconcile).
+// never returns: the calling goroutine is frozen until the run ends, then
+// ends itself with runtime.Goexit (see RecReconcile).
 func (a actorRecorder) Record(rec Record) {
 	if rec.Actor == "" {
 		rec.Actor = a.actor
@@ -148,6 +150,13 @@ func (a actorRecorder) Record(rec Record) {
 	if fire != nil {
 		close(fire)
 		<-r.freeze
+		// The run is over and the process this goroutine belonged to
+		// crashed while it was frozen: it ends here, running its deferred
+		// calls (a WaitGroup's Done, a queue's Done) so that the rest of
+		// the subject can stop. Resuming the reconcile instead (its next
+		// request, a retry's backoff sleep) would outlive the run, and the
+		// bubble would end with goroutines still blocked.
+		runtime.Goexit()
 	}
 }
 

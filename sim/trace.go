@@ -54,8 +54,9 @@ const (
 	// (before it reads or writes anything) and Op "end" with Result when it
 	// returns. A crash step with MidReconcile fires at the first "start"
 	// after the step's time; the reconciling goroutine is frozen inside
-	// Recorder.Record and never returns before the run ends, as if the
-	// process died there. Subjects must not hold locks other goroutines
+	// Recorder.Record and never returns, as if the process died there:
+	// when the run ends it exits with runtime.Goexit (its deferred calls
+	// run; what they record is dropped). Subjects must not hold locks other goroutines
 	// need to stop while recording "start".
 	RecReconcile RecordKind = "reconcile" // Actor, Op ("start"/"end"), Key, Result ("ok" or the error, on "end"), Detail
 	RecCache     RecordKind = "cache"     // Actor, Handler (cache name), Objects: a snapshot of one cache
