@@ -14,26 +14,29 @@ echo $$ > "$STATE/keepalive.pid"
 while [ "$(date +%s)" -lt "$end" ]; do
 	sleep 30
 	[ "$(cat "$STATE/keepalive.pid" 2>/dev/null)" = "$$" ] || exit 0 # replaced by another keepalive
-	dead=""
-	for name in etcd kube-apiserver kube-controller-manager; do
-		f=$STATE/pids/$name.pid
-		[ -f "$f" ] || continue
-		pid=$(cat "$f")
-		if ! [ -r "/proc/$pid/exe" ] || [ "$(readlink "/proc/$pid/exe")" != "$BIN/$name" ]; then
-			dead="$dead $name"
-		fi
-	done
-	[ -n "$dead" ] || continue
-	echo "$(date -u +%FT%TZ) keepalive: died:$dead; restarting"
-	for name in etcd kube-apiserver kube-controller-manager; do
-		[ -f "$STATE/logs/$name.log" ] && cp "$STATE/logs/$name.log" "$STATE/logs/$name.log.crashed"
-	done
 	(
+		# Skip this round if start.sh or stop.sh is running.
+		flock -n 9 || exit 0
+		export REALSERVER_LOCKED=1
+		dead=""
+		for name in etcd kube-apiserver kube-controller-manager; do
+			f=$STATE/pids/$name.pid
+			[ -f "$f" ] || continue
+			pid=$(cat "$f")
+			if ! [ -r "/proc/$pid/exe" ] || [ "$(readlink "/proc/$pid/exe")" != "$BIN/$name" ]; then
+				dead="$dead $name"
+			fi
+		done
+		[ -n "$dead" ] || exit 0
+		echo "$(date -u +%FT%TZ) keepalive: died:$dead; restarting"
+		for name in etcd kube-apiserver kube-controller-manager; do
+			[ -f "$STATE/logs/$name.log" ] && cp "$STATE/logs/$name.log" "$STATE/logs/$name.log.crashed"
+		done
 		set -a
 		# shellcheck disable=SC1091
 		[ -f "$STATE/start.env" ] && . "$STATE/start.env"
 		set +a
-		KEEP_DATA=1 "$here/start.sh"
-	) || echo "$(date -u +%FT%TZ) keepalive: start.sh failed"
+		KEEP_DATA=1 "$here/start.sh" || echo "$(date -u +%FT%TZ) keepalive: start.sh failed"
+	) 9>"$STATE/lock"
 done
 rm -f "$STATE/keepalive.pid"

@@ -50,6 +50,13 @@ done
 command -v openssl >/dev/null || { echo "start.sh: openssl is needed to make certificates (apt-get install openssl)" >&2; exit 1; }
 command -v curl >/dev/null || { echo "start.sh: curl is needed to wait for /readyz (apt-get install curl)" >&2; exit 1; }
 
+# One start/stop/keepalive at a time (start.sh runs stop.sh inside its lock).
+if [ -z "${REALSERVER_LOCKED:-}" ]; then
+	mkdir -p "$STATE"
+	exec 9>"$STATE/lock"
+	flock 9
+	export REALSERVER_LOCKED=1
+fi
 mkdir -p "$STATE"/{pki,logs,pids}
 PKI=$STATE/pki
 
@@ -127,11 +134,20 @@ freeport() {
 	return 1
 }
 isfree() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-# Reuse the last run's ports when they are free, so a restart keeps the same URLs.
-if [ -f "$STATE/ports" ] && read -r ETCD_PORT PEER_PORT API_PORT <"$STATE/ports" &&
-	[ -n "$API_PORT" ] && isfree "$ETCD_PORT" && isfree "$PEER_PORT" && isfree "$API_PORT"; then
+# Reuse the last run's ports when they are free, so a restart keeps the same URLs (a
+# process killed just now may hold its listener for a few more seconds: wait up to 10s).
+lastfree() {
+	[ -f "$STATE/ports" ] && read -r ETCD_PORT PEER_PORT API_PORT <"$STATE/ports" && [ -n "${API_PORT:-}" ] || return 1
+	for _ in $(seq 1 20); do
+		isfree "$ETCD_PORT" && isfree "$PEER_PORT" && isfree "$API_PORT" && return 0
+		sleep 0.5
+	done
+	return 1
+}
+if lastfree; then
 	:
 else
+	[ -f "$STATE/ports" ] && echo "start.sh: last ports ($(cat "$STATE/ports")) not all free; picking new ones"
 	ETCD_PORT=$(freeport); used="$used$ETCD_PORT "
 	PEER_PORT=$(freeport); used="$used$PEER_PORT "
 	API_PORT=$(freeport); used="$used$API_PORT "
@@ -149,7 +165,9 @@ mkdir -p "$STATE/etcd"
 launch() { # launch NAME ARGS...: runs BIN/NAME in its own session, logs and pid in STATE
 	local name=$1
 	shift
-	setsid "$BIN/$name" "$@" >"$STATE/logs/$name.log" 2>&1 </dev/null &
+	# Close inherited descriptors 3-9 (our lock on 9, flock(1)'s or make's jobserver's):
+	# a daemon holding the lock would block every later start, stop and keepalive.
+	setsid "$BIN/$name" "$@" >"$STATE/logs/$name.log" 2>&1 </dev/null 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
 	echo $! > "$STATE/pids/$name.pid"
 }
 

@@ -9,21 +9,40 @@ BIN=$CACHE_ROOT/$K8S_VERSION
 STATE=${REALSERVER_STATE_DIR:-$CACHE_ROOT/state}
 ENVFILE=${REALSERVER_ENV:-/tmp/realserver.env}
 
+# One start/stop/keepalive at a time (start.sh runs stop.sh inside its lock).
+if [ -z "${REALSERVER_LOCKED:-}" ]; then
+	mkdir -p "$STATE"
+	exec 9>"$STATE/lock"
+	flock 9
+	export REALSERVER_LOCKED=1
+fi
 rm -f "$ENVFILE"
-stopped=""
+# Read every PID and remove the PID files first: from here on the server counts as
+# stopped on purpose (keepalive.sh restarts only processes that have a PID file).
+declare -A pids
 for name in kube-controller-manager kube-apiserver etcd; do
 	f=$STATE/pids/$name.pid
-	[ -f "$f" ] || continue
-	pid=$(cat "$f")
+	[ -f "$f" ] && pids[$name]=$(cat "$f")
+	rm -f "$f"
+done
+stopped=""
+for name in kube-controller-manager kube-apiserver etcd; do
+	pid=${pids[$name]:-}
 	if [ -n "$pid" ] && [ -r "/proc/$pid/exe" ] && [ "$(readlink "/proc/$pid/exe")" = "$BIN/$name" ]; then
 		kill -TERM "$pid" 2>/dev/null || true
+		# Gone, or a zombie (whose exe link is unreadable): its sockets are closed.
 		for _ in $(seq 1 40); do
-			[ -d "/proc/$pid" ] || break
+			readlink "/proc/$pid/exe" >/dev/null 2>&1 || break
 			sleep 0.25
 		done
-		if [ -d "/proc/$pid" ]; then kill -KILL "$pid" 2>/dev/null || true; fi
+		if readlink "/proc/$pid/exe" >/dev/null 2>&1; then
+			kill -KILL "$pid" 2>/dev/null || true
+			for _ in $(seq 1 40); do
+				readlink "/proc/$pid/exe" >/dev/null 2>&1 || break
+				sleep 0.25
+			done
+		fi
 		stopped="$stopped $name($pid)"
 	fi
-	rm -f "$f"
 done
 echo "stop.sh: stopped${stopped:- nothing}"
