@@ -131,9 +131,11 @@ func (b *syncBuffer) String() string {
 }
 
 // TestKubectlExplainReadsServedOpenAPI runs kubectl explain against Serve:
-// a custom resource's fields come from its CRD's openAPIV3Schema (served
-// in its /openapi/v3 document, shaped as kube-apiserver's CRD builder
-// shapes it), down to a nested field's type and description.
+// built-in kinds from the documents recorded from a real kube-apiserver
+// (fakeapi/http/openapi/), a custom resource's fields from its CRD's
+// openAPIV3Schema (served in its /openapi/v3 document, shaped as
+// kube-apiserver's CRD builder shapes it), down to a nested field's type;
+// the custom resource's metadata resolves to the recorded ObjectMeta.
 func TestKubectlExplainReadsServedOpenAPI(t *testing.T) {
 	if _, err := exec.LookPath("kubectl"); err != nil {
 		t.Skip("no kubectl on PATH")
@@ -152,6 +154,11 @@ func TestKubectlExplainReadsServedOpenAPI(t *testing.T) {
 		args []string
 		want []string
 	}{
+		{[]string{"explain", "configmap.data"}, []string{"KIND:       ConfigMap", "VERSION:    v1", "FIELD: data <map[string]string>",
+			"Data contains the configuration data."}},
+		{[]string{"explain", "pods.spec.containers.image"}, []string{"FIELD: image <string>", "Container image name."}},
+		{[]string{"explain", "lease.spec.holderIdentity"}, []string{"GROUP:      coordination.k8s.io", "FIELD: holderIdentity <string>"}},
+		{[]string{"explain", "bellerophon.metadata.ownerReferences"}, []string{"FIELD: ownerReferences <[]OwnerReference>", "uid\t<string> -required-"}},
 		{[]string{"explain", "bellerophon.spec"}, []string{"GROUP:      lab.cachelab.dev", "KIND:       Bellerophon", "VERSION:    v1alpha1",
 			"FIELD: spec <Object>", "replicas\t<integer> -required-", "version\t<string> -required-", "config\t<map[string]string>"}},
 		{[]string{"explain", "bellerophon.status.conditions"}, []string{"FIELD: conditions <[]Object>", "lastTransitionTime\t<string> -required-"}},
