@@ -32,3 +32,29 @@ func TestSecretWithoutTypeIsStoredAsOpaque(t *testing.T) {
 		t.Errorf("updated type = %q, want Opaque", got)
 	}
 }
+
+func TestRemovingTheLastFinalizerAnswersTheUpdatedStateAtItsResourceVersion(t *testing.T) {
+	s, _ := newTestStore(t, 0)
+	c := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a", Finalizers: []string{"example.com/hold"}}}
+	if _, _, err := s.Create(configmapsGVR, "ns", c, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	marked, _, err := s.Delete(configmapsGVR, "ns", "a", metav1.DeleteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	upd := marked.(*corev1.ConfigMap).DeepCopy()
+	upd.Finalizers = nil
+	out, evs, err := s.Update(configmapsGVR, "ns", upd, metav1.UpdateOptions{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.(*corev1.ConfigMap)
+	if len(got.Finalizers) != 0 || got.DeletionTimestamp == nil || got.ResourceVersion != upd.ResourceVersion {
+		t.Errorf("answer: finalizers %v, deletionTimestamp %v, resourceVersion %s; want none, set, %s (the updated state)",
+			got.Finalizers, got.DeletionTimestamp, got.ResourceVersion, upd.ResourceVersion)
+	}
+	if len(evs) != 1 || evs[0].Type != "DELETED" || len(evs[0].Object.(*corev1.ConfigMap).Finalizers) != 1 {
+		t.Errorf("want one DELETED event with the last stored state (finalizer kept), got %+v", evs)
+	}
+}

@@ -305,10 +305,12 @@ func (s *Store) update(r *resState, key string, o, old runtime.Object, sub, verb
 	}
 	if m.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) == 0 {
 		// Store.Update: errEmptiedFinalizers, then deleteWithoutFinalizers:
-		// the object goes with its last stored state.
+		// the object goes with its last stored state (the DELETED event's),
+		// and the caller is answered the state it asked for, at the
+		// resourceVersion it updated (what kube-apiserver answers).
 		ev := s.commit(r, key, nil, old, verb, sub, false)
 		events := s.afterRemoval(ev, []Event{ev})
-		return ev.Object.DeepCopyObject(), events, nil
+		return o, events, nil
 	}
 	ev := s.commit(r, key, o, old, verb, sub, false)
 	events := []Event{ev}
