@@ -94,7 +94,8 @@ func serveCmd(env *Env, args []string) int {
 		abs, _ := filepath.Abs(running.KubeconfigPath)
 		fmt.Fprintf(env.Stdout, "  export KUBECONFIG=%s\n", abs)
 	}
-	fmt.Fprintf(env.Stdout, "  admin:   curl -k -H 'Authorization: Bearer %s' %s/admin/faults  (also /admin/compact, /admin/snapshot, /metrics)\n", running.Token, running.URL)
+	fmt.Fprintf(env.Stdout, "  admin:   %s admin fault|compact|snapshot|close-watches (with that KUBECONFIG)\n", env.Prog)
+	fmt.Fprintf(env.Stdout, "           or curl -k -H 'Authorization: Bearer %s' %s/admin/faults  (also /admin/compact, /admin/snapshot, /metrics)\n", running.Token, running.URL)
 	fmt.Fprintln(env.Stdout, "  Ctrl-C stops it and writes the trace.")
 	werr := running.Wait()
 	code := ExitOK
