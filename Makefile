@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: help deps run test test-short lint vet fmt-check bench fuzz tidy codegen verify-codegen mutation-score hassynced load-test real-apiserver real-apiserver-start real-apiserver-stop fidelity-record
+.PHONY: help deps run test test-short lint vet fmt-check bench fuzz tidy codegen verify-codegen mutation-score hassynced load-test real-apiserver real-apiserver-start real-apiserver-stop fidelity-record operator-e2e openapi-record
 
 help: ## list targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -53,6 +53,12 @@ hassynced: ## slow: the HasSynced comparison table over N random plans per subje
 
 load-test: ## slow: 1,000 watchers and 4 writers over TLS on loopback
 	CACHELAB_SLOW=1 $(GO) test ./fakeapi/serve -run TestLoad -v -timeout 20m
+
+operator-e2e: ## the bellerophon binary against a cachelab serve process with faults (also part of make test)
+	$(GO) test ./cmd/bellerophon -run TestOperatorConverges -v -count=1
+
+openapi-record: ## re-record fakeapi/http/openapi/ from /tmp/realserver-openapi (fidelity/realserver/fetch-openapi.sh)
+	CACHELAB_RECORD_OPENAPI=$${OPENAPI_DIR:-/tmp/realserver-openapi} $(GO) test ./fakeapi/http -run TestRecordOpenAPIDocuments -v -count=1
 
 real-apiserver: ## slow: build a real kube-apiserver, kube-controller-manager and etcd (cached outside the repo)
 	fidelity/realserver/build.sh
