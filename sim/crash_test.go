@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cachelab/cachelab/sim"
+	"github.com/cachelab/cachelab/sim/simtest"
 )
 
 // slowReconciler is a subject whose one reconcile, at 2s, goes on after
@@ -70,5 +71,31 @@ func TestMidReconcileCrashEndsTheFrozenReconcileWithTheRun(t *testing.T) {
 	}
 	if tr.Outcome != "quiet" {
 		t.Errorf("outcome %q, want quiet", tr.Outcome)
+	}
+}
+
+func TestSameInstantStepsSeeTheSubjectsImmediateReactionsToEarlierOnes(t *testing.T) {
+	// A clean close makes the reflector re-watch at once (no virtual time
+	// passes). The fail-next step at the same instant comes after the
+	// disconnect in the list, so it is armed after the re-watch, as it
+	// would be one nanosecond later: it must not hit the re-watch. Before
+	// the fix, the main goroutine played both steps back to back and the
+	// re-watch raced the arming.
+	for range 20 {
+		tr := run(t, plan(
+			sim.Step{At: at(2 * time.Second), Actor: "faults", Op: "disconnect", Resource: "configmaps"},
+			sim.Step{At: at(2 * time.Second), Actor: "faults", Op: "fail-next", Code: 500, Verb: "watch", Target: simtest.Name},
+		))
+		opens := find(tr, func(r sim.Record) bool { return r.Kind == sim.RecWatchOpen && r.Actor == simtest.Name })
+		if len(opens) != 2 || opens[1].At.D() != 2*time.Second {
+			t.Fatalf("watch opens %+v, want the first and a re-watch at 2s", opens)
+		}
+		armed := only(t, "fail-next step", find(tr, func(r sim.Record) bool { return r.Kind == sim.RecStep && r.Op == "fail-next" }))
+		if opens[1].Pos > armed.Pos {
+			t.Fatalf("the re-watch (#%d) came after the fail-next step (#%d) played at the same instant", opens[1].Pos, armed.Pos)
+		}
+		if f := faultsNamed(tr, "fail-next-500"); len(f) != 0 {
+			t.Fatalf("fail-next hit %+v, want no later watch to hit", f)
+		}
 	}
 }

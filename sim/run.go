@@ -79,7 +79,10 @@ func Bubble(tb testing.TB, f func(t *testing.T)) {
 //  3. starts the kubelet actor (if p.Kubelet is set) and the subject, with
 //     clients of its own name;
 //  4. plays the steps at their virtual times (ties in list order), each
-//     recorded as a RecStep before its effects;
+//     recorded as a RecStep before its effects; between two steps due at
+//     the same instant it waits until every goroutine of the run is
+//     blocked, so the later step sees the immediate reactions to the
+//     earlier one (a re-watch after a closed watch);
 //  5. after the last step, waits until quiet: nothing but bookmarks for
 //     p.Quiet (outcome "quiet"), or until p.Deadline (outcome "deadline");
 //  6. records the subject's caches (CacheSnapshotter), stops everything,
@@ -208,7 +211,8 @@ func (r *run) play() (*Trace, error) {
 	}
 	deadline := r.plan.Deadline.D()
 	outcome := ""
-	for _, i := range stepOrder(r.plan.Steps) {
+	order := stepOrder(r.plan.Steps)
+	for k, i := range order {
 		s := r.plan.Steps[i]
 		r.sleepUntil(s.At.D())
 		if r.now() > deadline {
@@ -217,6 +221,14 @@ func (r *run) play() (*Trace, error) {
 			break
 		}
 		r.playStep(i)
+		if k+1 < len(order) && r.plan.Steps[order[k+1]].At.D() <= r.now() {
+			// The next step is due at this same instant: let what this
+			// one set off without taking virtual time (a reflector's
+			// re-watch after a closed watch, an event delivered at once)
+			// happen first, as it would if the next step came a
+			// nanosecond later. Without this the next step races it.
+			synctest.Wait()
+		}
 	}
 	if outcome == "" {
 		if r.waitQuiet() {
