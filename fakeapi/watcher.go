@@ -164,16 +164,17 @@ func (w *watcher) run() {
 		headPlanned bool
 		headAt      time.Time
 		headReady   bool
-		headTimer   clock.Timer
 		headEvent   watch.Event
+		// headTimer holds the head until headAt. One timer serves every
+		// event of the watch: it is only re-armed once it has fired and
+		// been received from, or was never armed.
+		headTimer clock.Timer
 	)
-	stopHeadTimer := func() {
+	defer func() {
 		if headTimer != nil {
 			headTimer.Stop()
-			headTimer = nil
 		}
-	}
-	defer stopHeadTimer()
+	}()
 
 	for {
 		w.mu.Lock()
@@ -208,7 +209,11 @@ func (w *watcher) run() {
 					headAt = lastDeliverAt
 				}
 				if wait := headAt.Sub(clk.Now()); wait > 0 {
-					headTimer = clk.NewTimer(wait)
+					if headTimer == nil {
+						headTimer = clk.NewTimer(wait)
+					} else {
+						headTimer.Reset(wait)
+					}
 				} else {
 					headReady = true
 				}
@@ -226,7 +231,6 @@ func (w *watcher) run() {
 		select {
 		case <-w.wake:
 		case <-timerC:
-			stopHeadTimer()
 			headReady = true
 		case sendC <- headEvent:
 			w.mu.Lock()

@@ -215,17 +215,22 @@ func (r *recorder) Observe(o fakeapi.Observation) {
 	if !o.At.IsZero() {
 		at = o.At.Sub(r.start)
 	}
-	rec := r.convert(o)
+	var m objMeta
+	if o.Kind == fakeapi.ObsWrite {
+		m = parseMeta(o.Object)
+	}
+	rec := r.convert(o, m)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.addLocked(rec, at)
 	if o.Kind == fakeapi.ObsWrite && !r.closed {
-		r.applyWriteLocked(o, at)
+		r.applyWriteLocked(o, m, at)
 	}
 }
 
-// convert turns an observation into a record.
-func (r *recorder) convert(o fakeapi.Observation) Record {
+// convert turns an observation into a record; m is the metadata of a
+// write's object.
+func (r *recorder) convert(o fakeapi.Observation, m objMeta) Record {
 	rec := Record{
 		Resource:  ResourceName(o.Resource),
 		Namespace: o.Namespace,
@@ -270,7 +275,7 @@ func (r *recorder) convert(o fakeapi.Observation) Record {
 		if o.ByGC || o.Request == nil {
 			rec.Actor = "gc"
 		}
-		rec.Owner = parseMeta(rec.Object).owner()
+		rec.Owner = m.owner()
 	case fakeapi.ObsList:
 		rec.Kind = RecList
 		rec.Lag = o.Lag
@@ -365,10 +370,10 @@ func (m objMeta) owner() string {
 }
 
 // applyWriteLocked updates the mirror of the server's state with one write
-// and, for a Converger subject, records RecDesired when its answer changes.
-func (r *recorder) applyWriteLocked(o fakeapi.Observation, at time.Duration) {
+// (m is the metadata of its object) and, for a Converger subject, records
+// RecDesired when its answer changes.
+func (r *recorder) applyWriteLocked(o fakeapi.Observation, m objMeta, at time.Duration) {
 	k := objKey{o.Resource, o.Namespace, o.Name}
-	m := parseMeta(o.Object)
 	gone := len(m.Metadata.Finalizers) == 0 && (o.Verb == "delete" || m.Metadata.DeletionTimestamp != nil)
 	if o.Event != nil && o.Event.Type != "" {
 		// The store says what the write did; an update that removed the
