@@ -363,11 +363,12 @@ var Cases = []Case{
 		e.List("non-numeric resourceVersion", ConfigMaps, metav1.ListOptions{ResourceVersion: "abc"})
 		e.List("unknown match", ConfigMaps, metav1.ListOptions{ResourceVersion: "1", ResourceVersionMatch: "Newest"})
 	}},
-	{Name: "list-exact-after-compaction", Doc: "An Exact list below the compacted revision is 410 Expired.", Run: func(e *Env) {
+	{Name: "list-exact-after-compaction", Doc: "An Exact list below the compacted revision: 410 Expired from etcd; a real server's watch cache still serves revisions it holds.", Run: func(e *Env) {
 		a := e.Create("create a", ConfigMaps, configMap("a", map[string]string{"k": "1"}))
 		e.Update("update a", ConfigMaps, "a", with(a.Body, "2", "data", "k"))
 		e.Compact()
 		e.List("list exact at a's create", ConfigMaps, metav1.ListOptions{ResourceVersion: a.RV(), ResourceVersionMatch: metav1.ResourceVersionMatchExact})
+		e.List("list exact at 1", ConfigMaps, metav1.ListOptions{ResourceVersion: "1", ResourceVersionMatch: metav1.ResourceVersionMatchExact})
 	}},
 
 	// --- pagination ---
@@ -462,7 +463,9 @@ var Cases = []Case{
 		w := e.Watch("watch from a's create", ConfigMaps, metav1.ListOptions{ResourceVersion: a.RV()})
 		e.Collect("events", w, 2)
 	}},
-	{Name: "watch-too-old-rv", Doc: "A watch from resourceVersion 1, older than any server keeps, is a 410 ERROR event.", Run: func(e *Env) {
+	{Name: "watch-too-old-rv", Doc: "After a compaction, a watch from resourceVersion 1 (older than any server keeps) is a 410 ERROR event.", Run: func(e *Env) {
+		e.Create("create a", ConfigMaps, configMap("a", nil))
+		e.Compact()
 		w := e.Watch("watch from 1", ConfigMaps, metav1.ListOptions{ResourceVersion: "1"})
 		e.Collect("events", w, 1)
 	}},
