@@ -6,13 +6,13 @@ import (
 )
 
 func TestBenchReportsTheScenarioAgainstBaselinesMeasuredInTheSameRun(t *testing.T) {
-	code, out, errs := run(t, "bench", "--runs", "1", "--access", "direct")
+	code, out, errs := run(t, "bench", "--runs", "1", "--access", "direct", "--procs", "1")
 	if code != ExitOK {
 		t.Fatalf("bench exited %d: %s", code, errs)
 	}
 	for _, want := range []string{
 		"50 ConfigMaps, 200 operations over 30s, 3 broken watches",
-		"1 runs of each kind",
+		"1 runs of each kind", "GOMAXPROCS=1",
 		"RUNS/CPU-S", "VIRTUAL/WALL", "VS SERVER", "VS FLOOR",
 		"scenario direct", "server", "floor",
 		"1.00x", // each baseline against itself
@@ -34,6 +34,7 @@ func TestBenchRejectsBadFlagsWithWhatIsAllowed(t *testing.T) {
 		{[]string{"--runs", "0"}, "--runs must be at least 1, got 0"},
 		{[]string{"--access", "direct,grpc"}, `unknown access path "grpc" (allowed: direct, http`},
 		{[]string{"extra"}, `takes no arguments, got ["extra"]`},
+		{[]string{"--procs", "-1"}, "--procs must be 0 (unchanged) or more, got -1"},
 	} {
 		code, _, errs := run(t, append([]string{"bench"}, tc.args...)...)
 		if code != ExitUsage || !strings.Contains(errs, tc.want) {
