@@ -343,9 +343,13 @@ func TestWatchListSendsInitialEventsThenTheEndBookmark(t *testing.T) {
 	// sendInitialEvents without NotOlderThan is invalid.
 	_, _, err = s.WatchStart(configmapsGVR, "ns", metav1.ListOptions{SendInitialEvents: ptr.To(true)}, 0)
 	assertStatus(t, err, 422, metav1.StatusReasonInvalid)
-	// An unparsable watch revision.
+	// An unparsable watch revision: the watch cache's 500 with no reason
+	// (recorded from kube-apiserver v1.37.1 by the fidelity corpus).
 	_, _, err = s.WatchStart(configmapsGVR, "ns", metav1.ListOptions{ResourceVersion: "abc"}, 0)
-	assertStatus(t, err, 422, metav1.StatusReasonInvalid)
+	assertStatus(t, err, 500, metav1.StatusReasonUnknown)
+	if want := `resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax`; err == nil || err.Error() != want {
+		t.Errorf("message = %v, want %q", err, want)
+	}
 }
 
 func TestWatchFromAListsRevisionReplaysADeletionInBetween(t *testing.T) {

@@ -54,9 +54,12 @@ func (s *Store) WatchStart(gvr schema.GroupVersionResource, ns string, opts meta
 	if rv != "" && rv != "0" {
 		n, err := strconv.ParseUint(rv, 10, 64)
 		if err != nil {
-			// storage.InvalidError through storeerr.InterpretWatchError.
-			return nil, 0, apierrors.NewInvalid(schema.GroupKind{Group: r.GVR.Group, Kind: r.GVR.Resource}, "",
-				field.ErrorList{field.Invalid(field.NewPath("resourceVersion"), rv, err.Error())})
+			// The watch cache's storage.InvalidError reaches the client
+			// uninterpreted: 500 with no reason, the field error as message.
+			return nil, 0, &apierrors.StatusError{ErrStatus: metav1.Status{
+				Status: metav1.StatusFailure, Code: 500, Reason: metav1.StatusReasonUnknown,
+				Message: field.Invalid(field.NewPath("resourceVersion"), rv, err.Error()).Error(),
+			}}
 		}
 		want = int64(n)
 	}
