@@ -4,7 +4,9 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // The tests in this file each pin one answer the fidelity corpus
@@ -56,5 +58,15 @@ func TestRemovingTheLastFinalizerAnswersTheUpdatedStateAtItsResourceVersion(t *t
 	}
 	if len(evs) != 1 || evs[0].Type != "DELETED" || len(evs[0].Object.(*corev1.ConfigMap).Finalizers) != 1 {
 		t.Errorf("want one DELETED event with the last stored state (finalizer kept), got %+v", evs)
+	}
+}
+
+func TestJSONPatchThatDoesNotApplyIsInvalidWithoutCauses(t *testing.T) {
+	s, _ := newTestStore(t, 0)
+	mustCreate(t, s, configmapsGVR, "ns", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a"}, Data: map[string]string{"k": "1"}})
+	_, _, err := s.Patch(configmapsGVR, "ns", "a", types.JSONPatchType, []byte(`[{"op":"test","path":"/data/k","value":"nope"}]`), metav1.PatchOptions{}, "")
+	assertStatus(t, err, 422, metav1.StatusReasonInvalid)
+	if st := err.(apierrors.APIStatus).Status(); st.Details == nil || len(st.Details.Causes) != 0 {
+		t.Errorf("details = %+v, want present and without causes", st.Details)
 	}
 }

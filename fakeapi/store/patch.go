@@ -162,14 +162,18 @@ func interpretStrategicMergePatchError(err error) error {
 	return apierrors.NewBadRequest(err.Error())
 }
 
-// unprocessablePatch is the patch handler's 422 for a patch that does not
-// apply. kube-apiserver's message says only "the server rejected our
-// request due to an error in our request"; the store adds the reason as a
-// cause, which changes neither code nor reason.
+// unprocessablePatch is the patch handler's 422 Invalid for a patch that
+// does not apply, with no details, as kube-apiserver answers it. Its
+// message says only "the server rejected our request due to an error in
+// our request"; the store adds the reason after it.
 func unprocessablePatch(err error) error {
-	e := apierrors.NewGenericServerResponse(422, "", schema.GroupResource{}, "", err.Error(), 0, false)
-	e.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: metav1.CauseTypeFieldValueInvalid, Field: "patch", Message: err.Error()}}
-	return e
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    422,
+		Reason:  metav1.StatusReasonInvalid,
+		Message: "the server rejected our request due to an error in our request: " + err.Error(),
+		Details: &metav1.StatusDetails{},
+	}}
 }
 
 // unsupportedMediaType is negotiation.NewUnsupportedMediaTypeError.
