@@ -79,7 +79,9 @@ type Observation struct {
 	Lag   int64
 	Count int
 
-	// Watch fields.
+	// Watch fields. They point at the server's own descriptions (a
+	// watch's, an event's, shared by its sent and delivered
+	// observations): observers must not modify them.
 	Watcher *WatcherInfo
 	Event   *EventInfo
 
@@ -419,18 +421,18 @@ func (s *Server) publishLocked(req *RequestInfo, evs []store.Event) {
 
 // sendLocked queues one event for one watch and records it as sent.
 func (s *Server) sendLocked(w *watcher, typ watch.EventType, obj runtime.Object, info EventInfo) {
-	if !w.enqueue(queuedEvent{ev: watch.Event{Type: typ, Object: obj}, info: info, sentAt: s.clock.Now()}) {
+	ip := &info
+	if !w.enqueue(queuedEvent{ev: watch.Event{Type: typ, Object: obj}, info: ip, sentAt: s.clock.Now()}) {
 		return
 	}
 	if s.obs != nil {
-		s.observeEventLocked(ObsSent, w, info)
+		s.observeEventLocked(ObsSent, w, ip)
 	}
 }
 
 // observeEventLocked records one event sent to or delivered by w.
-func (s *Server) observeEventLocked(kind ObservationKind, w *watcher, info EventInfo) {
-	wi := w.info
-	s.observeLocked(Observation{Kind: kind, Watcher: &wi, Event: &info, RV: info.RV,
+func (s *Server) observeEventLocked(kind ObservationKind, w *watcher, info *EventInfo) {
+	s.observeLocked(Observation{Kind: kind, Watcher: &w.info, Event: info, RV: info.RV,
 		Resource: info.Resource, Namespace: info.Namespace, Name: info.Name, UID: types.UID(info.UID)})
 }
 
@@ -458,7 +460,7 @@ func (s *Server) watchEnded(w *watcher, reason string) {
 }
 
 // delivered records that the consumer of w received ev.
-func (s *Server) delivered(w *watcher, info EventInfo) {
+func (s *Server) delivered(w *watcher, info *EventInfo) {
 	if s.obs == nil {
 		return
 	}

@@ -33,8 +33,10 @@ const (
 // queuedEvent is one event waiting in a watcher's queue.
 type queuedEvent struct {
 	// ev holds the store's shared object; it is deep-copied on delivery.
-	ev     watch.Event
-	info   EventInfo
+	ev watch.Event
+	// info describes the event for hooks and observers; the sent and the
+	// delivered observation share it (observers must not modify it).
+	info   *EventInfo
 	sentAt time.Time
 }
 
@@ -49,7 +51,9 @@ type closeRequest struct {
 // its lock, drained in order by one delivery goroutine (run) that holds each
 // event for the hook's delay and sends it on result.
 type watcher struct {
-	s    *Server
+	s *Server
+	// info is set at creation and never modified: observations point at
+	// it.
 	info WatcherInfo
 	// filter is what the watch sees of a live event (store.Filter).
 	filter  func(store.Event) (store.Event, bool)
@@ -203,7 +207,7 @@ func (w *watcher) run() {
 		if hasHead {
 			if !headPlanned {
 				headPlanned = true
-				d := w.s.hooks.EventDelay(w.info, head.info)
+				d := w.s.hooks.EventDelay(w.info, *head.info)
 				headAt = head.sentAt.Add(d)
 				if headAt.Before(lastDeliverAt) {
 					headAt = lastDeliverAt
