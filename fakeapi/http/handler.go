@@ -420,8 +420,20 @@ func (h *handler) serveResource(w nethttp.ResponseWriter, req *request) {
 				h.writeError(w, r, err)
 				return
 			}
-			err := req.client.DeleteCollection(ctx, req.gvr, req.ns, opts, lo)
-			h.respondStatusSuccess(w, req, "", err)
+			// kube-apiserver lists what matches, deletes each and answers
+			// the list of what it deleted (200); so does the handler (the
+			// list is a request of the client's in hooks and observations).
+			listOpts := metav1.ListOptions{LabelSelector: lo.LabelSelector, FieldSelector: lo.FieldSelector}
+			deleted, err := req.client.List(ctx, req.gvr, req.ns, listOpts)
+			if err != nil {
+				h.writeError(w, r, err)
+				return
+			}
+			if err := req.client.DeleteCollection(ctx, req.gvr, req.ns, opts, lo); err != nil {
+				h.writeError(w, r, err)
+				return
+			}
+			h.respond(w, req, nethttp.StatusOK, deleted, nil)
 			return
 		}
 		out, err := req.client.DeleteWithResult(ctx, req.gvr, req.ns, req.name, opts)
