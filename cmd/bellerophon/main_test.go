@@ -140,3 +140,81 @@ func TestRunWithLeaderElectionReconcilesWhileLeadingAndReleasesTheLease(t *testi
 		}
 	}
 }
+
+// TestRunWithNamespaceWatchesAndReconcilesOnlyThatNamespace: with
+// --namespace team the operator's every watch is confined to team (the
+// server's list of open watches says so), it renders team's Bellerophon,
+// and it never touched one in another namespace (no finalizer on it).
+func TestRunWithNamespaceWatchesAndReconcilesOnlyThatNamespace(t *testing.T) {
+	dir := t.TempDir()
+	sctx, stopServe := context.WithCancel(context.Background())
+	defer stopServe()
+	r, err := serve.Serve(sctx, serve.Options{
+		KubeconfigPath: filepath.Join(dir, "kubeconfig"),
+		CRDFiles:       []string{writeFile(t, dir, "crd.yaml", string(config.CRDManifest))},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kube := kubernetes.NewForConfigOrDie(r.RESTConfig())
+	dyn := dynamic.NewForConfigOrDie(r.RESTConfig())
+	bg := context.Background()
+	cms, err := kube.CoreV1().ConfigMaps("").Watch(bg, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cms.Stop()
+	for _, ns := range []string{"other", "team"} {
+		obj := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": v1alpha1.SchemeGroupVersion.String(), "kind": v1alpha1.Kind,
+			"metadata": map[string]any{"name": "app"},
+			"spec":     map[string]any{"replicas": int64(0), "version": "1", "config": map[string]any{"ns": ns}},
+		}}
+		if _, err := dyn.Resource(v1alpha1.Resource).Namespace(ns).Create(bg, obj, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+	var stderr lockedBuffer
+	code := make(chan int, 1)
+	go func() { code <- run(ctx, []string{"--kubeconfig", r.KubeconfigPath, "--namespace", "team"}, &stderr, false) }()
+	deadline := time.After(20 * time.Second)
+	for rendered := false; !rendered; {
+		select {
+		case ev := <-cms.ResultChan():
+			cm, ok := ev.Object.(*corev1.ConfigMap)
+			if ok && cm.Name == "app-config" && cm.Namespace != "team" {
+				t.Fatalf("rendered %s/%s outside --namespace team", cm.Namespace, cm.Name)
+			}
+			rendered = ok && cm.Name == "app-config"
+		case <-deadline:
+			t.Fatalf("team/app not rendered within 20s; output:\n%s", stderr.String())
+		}
+	}
+	watches := 0
+	for _, w := range r.API.Watchers() {
+		if w.Client != "bellerophon" {
+			continue
+		}
+		watches++
+		if w.Namespace != "team" {
+			t.Errorf("operator watch of %s in namespace %q, want team", w.Resource.Resource, w.Namespace)
+		}
+	}
+	if watches < 3 {
+		t.Errorf("operator has %d open watches, want one per informer (3)", watches)
+	}
+	other, err := dyn.Resource(v1alpha1.Resource).Namespace("other").Get(bg, "app", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := other.GetFinalizers(); len(f) != 0 {
+		t.Errorf("other/app got finalizers %v from an operator confined to team", f)
+	}
+	cancel()
+	if c := <-code; c != exitOK {
+		t.Errorf("exit %d, want 0; output:\n%s", c, stderr.String())
+	}
+}
