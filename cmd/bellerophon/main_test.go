@@ -179,7 +179,9 @@ func TestRunWithNamespaceWatchesAndReconcilesOnlyThatNamespace(t *testing.T) {
 	defer cancel()
 	var stderr lockedBuffer
 	code := make(chan int, 1)
-	go func() { code <- run(ctx, []string{"--kubeconfig", r.KubeconfigPath, "--namespace", "team"}, &stderr, false) }()
+	go func() {
+		code <- run(ctx, []string{"--kubeconfig", r.KubeconfigPath, "--namespace", "team"}, &stderr, false)
+	}()
 	deadline := time.After(20 * time.Second)
 	for rendered := false; !rendered; {
 		select {
