@@ -70,3 +70,51 @@ func TestJSONPatchThatDoesNotApplyIsInvalidWithoutCauses(t *testing.T) {
 		t.Errorf("details = %+v, want present and without causes", st.Details)
 	}
 }
+
+func TestDryRunsAnswerAsIfDoneAndWriteNothing(t *testing.T) {
+	s, _ := newTestStore(t, 0)
+	dry := []string{metav1.DryRunAll}
+	// Create: the object it would store, with a UID and no resourceVersion.
+	before := s.RV()
+	out, evs, err := s.Create(configmapsGVR, "ns", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a"}, Data: map[string]string{"k": "1"}}, metav1.CreateOptions{DryRun: dry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := out.(*corev1.ConfigMap); c.UID == "" || c.ResourceVersion != "" || c.Data["k"] != "1" || len(evs) != 0 || s.RV() != before {
+		t.Errorf("dry-run create: uid %q rv %q data %v, %d events, RV %d -> %d; want a uid, no rv, the data, nothing written", c.UID, c.ResourceVersion, c.Data, len(evs), before, s.RV())
+	}
+	if _, err := s.Get(configmapsGVR, "ns", "a", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("after a dry-run create: %v, want NotFound", err)
+	}
+	created := mustCreate(t, s, configmapsGVR, "ns", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a"}, Data: map[string]string{"k": "1"}}).(*corev1.ConfigMap)
+	before = s.RV()
+	// Update and patch: the new state at the current resourceVersion.
+	upd := created.DeepCopy()
+	upd.Data["k"] = "2"
+	out, evs, err = s.Update(configmapsGVR, "ns", upd, metav1.UpdateOptions{DryRun: dry}, "")
+	if err != nil || out.(*corev1.ConfigMap).Data["k"] != "2" || out.(*corev1.ConfigMap).ResourceVersion != created.ResourceVersion || len(evs) != 0 {
+		t.Errorf("dry-run update: %v, %d events, %v; want k=2 at rv %s, no events", out, len(evs), err, created.ResourceVersion)
+	}
+	out, evs, err = s.Patch(configmapsGVR, "ns", "a", types.MergePatchType, []byte(`{"data":{"k":"3"}}`), metav1.PatchOptions{DryRun: dry}, "")
+	if err != nil || out.(*corev1.ConfigMap).Data["k"] != "3" || len(evs) != 0 {
+		t.Errorf("dry-run patch: %v, %d events, %v; want k=3, no events", out, len(evs), err)
+	}
+	// Delete: the object stays.
+	if _, evs, err := s.Delete(configmapsGVR, "ns", "a", metav1.DeleteOptions{DryRun: dry}); err != nil || len(evs) != 0 {
+		t.Errorf("dry-run delete: %d events, %v", len(evs), err)
+	}
+	got, err := s.Get(configmapsGVR, "ns", "a", metav1.GetOptions{})
+	if err != nil || got.(*corev1.ConfigMap).Data["k"] != "1" || s.RV() != before {
+		t.Errorf("after dry runs: %v, %v, RV %d -> %d; want k=1 and nothing written", got, err, before, s.RV())
+	}
+	// A foreground dry-run delete answers the object as it would be marked.
+	out, _, err = s.Delete(configmapsGVR, "ns", "a", metav1.DeleteOptions{DryRun: dry, PropagationPolicy: ptrTo(metav1.DeletePropagationForeground)})
+	if m := out.(*corev1.ConfigMap); err != nil || m.DeletionTimestamp == nil || len(m.Finalizers) != 1 || s.RV() != before {
+		t.Errorf("dry-run foreground delete: %v, %v; want it marked with foregroundDeletion, nothing written", out, err)
+	}
+	// Only "All" is a dry run.
+	_, _, err = s.Create(configmapsGVR, "ns", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "b"}}, metav1.CreateOptions{DryRun: []string{"Some"}})
+	assertStatus(t, err, 422, metav1.StatusReasonInvalid)
+}
+
+func ptrTo[T any](v T) *T { return &v }

@@ -26,7 +26,23 @@ func (s *Store) deleteObject(ref objRef, policy metav1.DeletionPropagation, byGC
 	if m.GetDeletionTimestamp() != nil {
 		return cur, events
 	}
-	finalizers := slices.Clone(m.GetFinalizers())
+	o, marked := s.markedForDeletion(cur, policy)
+	if !marked {
+		ev := s.commit(ref.res, ref.key, nil, cur, "delete", "", byGC)
+		events = append(events, ev)
+		return ev.Object, s.afterRemoval(ev, events)
+	}
+	ev := s.commit(ref.res, ref.key, o, cur, "delete", "", byGC)
+	events = append(events, ev)
+	return o, s.processTerminating(ref, events)
+}
+
+// markedForDeletion returns a copy of cur as a delete with policy marks
+// it (markAsDeleting: the policy's finalizer added, deletionTimestamp set,
+// grace 0, generation bumped), or false when no finalizer keeps it and it
+// goes at once.
+func (s *Store) markedForDeletion(cur runtime.Object, policy metav1.DeletionPropagation) (runtime.Object, bool) {
+	finalizers := slices.Clone(mustAccessor(cur).GetFinalizers())
 	switch policy {
 	case metav1.DeletePropagationOrphan:
 		if !slices.Contains(finalizers, metav1.FinalizerOrphanDependents) {
@@ -38,11 +54,8 @@ func (s *Store) deleteObject(ref objRef, policy metav1.DeletionPropagation, byGC
 		}
 	}
 	if len(finalizers) == 0 {
-		ev := s.commit(ref.res, ref.key, nil, cur, "delete", "", byGC)
-		events = append(events, ev)
-		return ev.Object, s.afterRemoval(ev, events)
+		return nil, false
 	}
-	// markAsDeleting.
 	o := cur.DeepCopyObject()
 	om := mustAccessor(o)
 	om.SetFinalizers(finalizers)
@@ -53,9 +66,7 @@ func (s *Store) deleteObject(ref objRef, policy metav1.DeletionPropagation, byGC
 	om.SetDeletionTimestamp(&now)
 	var zero int64
 	om.SetDeletionGracePeriodSeconds(&zero)
-	ev := s.commit(ref.res, ref.key, o, cur, "delete", "", byGC)
-	events = append(events, ev)
-	return o, s.processTerminating(ref, events)
+	return o, true
 }
 
 // processTerminating does the garbage collector's work for a terminating

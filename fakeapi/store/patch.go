@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -41,7 +42,7 @@ func (s *Store) Patch(gvr schema.GroupVersionResource, ns, name string, pt types
 	if !containsString(accepted, string(pt)) {
 		return nil, nil, unsupportedMediaType(accepted)
 	}
-	if err := checkDryRun(opts.DryRun); err != nil {
+	if err := checkOptions("PatchOptions", metav1validation.ValidatePatchOptions(&opts, pt)); err != nil {
 		return nil, nil, err
 	}
 	if err := checkSubresource(r, subresource); err != nil {
@@ -106,7 +107,7 @@ func (s *Store) Patch(gvr schema.GroupVersionResource, ns, name string, pt types
 	if r.Namespaced && m.GetNamespace() != ns {
 		return nil, nil, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
 	}
-	return s.update(r, key, obj, cur, subresource, "patch")
+	return s.update(r, key, obj, cur, subresource, "patch", len(opts.DryRun) > 0)
 }
 
 // decodePatched decodes a patched object's JSON into r's representation;

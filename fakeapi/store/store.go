@@ -40,7 +40,9 @@
 // in any namespace; deleting a namespace deletes only the namespace),
 // graceful deletion of pods (pods go at once, as unscheduled pods do),
 // shared storage of core/v1 and events.k8s.io/v1 Events (two separate
-// resources here), dry runs (400), server-side apply (415), managedFields.
+// resources here), server-side apply (415), managedFields. Dry runs
+// (dryRun=All) check everything and answer as kube-apiserver does, writing
+// nothing (a dry-run create answers no resourceVersion).
 //
 // A Store is not safe for concurrent use; the functions Filter returns
 // read only their event and may be called concurrently.

@@ -119,7 +119,7 @@ func (s *Store) Create(gvr schema.GroupVersionResource, ns string, obj runtime.O
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := checkDryRun(opts.DryRun); err != nil {
+	if err := checkOptions("CreateOptions", metav1validation.ValidateCreateOptions(&opts)); err != nil {
 		return nil, nil, err
 	}
 	o, err := s.convertIn(r, obj)
@@ -164,6 +164,9 @@ func (s *Store) Create(gvr schema.GroupVersionResource, ns string, obj runtime.O
 		return nil, nil, apierrors.NewAlreadyExists(r.groupResource(), m.GetName())
 	}
 	m.SetUID(s.newUID())
+	if len(opts.DryRun) > 0 {
+		return o, nil, nil // what would be stored, without a resourceVersion
+	}
 	ev := s.commit(r, key, o, nil, "create", "", false)
 	events := []Event{ev}
 	// The garbage collector deletes a new object whose owners are all gone.
@@ -173,12 +176,14 @@ func (s *Store) Create(gvr schema.GroupVersionResource, ns string, obj runtime.O
 	return o.DeepCopyObject(), events, nil
 }
 
-// checkDryRun refuses dry runs, which the store does not model.
-func checkDryRun(dryRun []string) error {
-	if len(dryRun) == 0 {
+// checkOptions answers invalid request options (a dryRun other than
+// "All", ...) as kube-apiserver's handlers do: 422 Invalid of the options
+// kind.
+func checkOptions(kind string, errs field.ErrorList) error {
+	if len(errs) == 0 {
 		return nil
 	}
-	return apierrors.NewBadRequest(fmt.Sprintf("dryRun %v is not supported by cachelab's store", dryRun))
+	return apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: kind}, "", errs)
 }
 
 // Update replaces an object. With subresource "" it follows the
@@ -195,7 +200,7 @@ func (s *Store) Update(gvr schema.GroupVersionResource, ns string, obj runtime.O
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := checkDryRun(opts.DryRun); err != nil {
+	if err := checkOptions("UpdateOptions", metav1validation.ValidateUpdateOptions(&opts)); err != nil {
 		return nil, nil, err
 	}
 	if err := checkSubresource(r, subresource); err != nil {
@@ -212,7 +217,7 @@ func (s *Store) Update(gvr schema.GroupVersionResource, ns string, obj runtime.O
 	if err := ensureNamespace(r, requestNamespace(r, ns), m); err != nil {
 		return nil, nil, err
 	}
-	return s.update(r, objectKey(m.GetNamespace(), m.GetName()), o, nil, subresource, "update")
+	return s.update(r, objectKey(m.GetNamespace(), m.GetName()), o, nil, subresource, "update", len(opts.DryRun) > 0)
 }
 
 // checkSubresource answers 404 for subresources the resource lacks.
@@ -234,8 +239,9 @@ func checkSubresource(r *resState, sub string) error {
 // update applies the new state o (a copy the store owns) of key. old is
 // the current state if the caller has already loaded it (a fresh copy
 // nothing else holds, which the store then keeps as the event's Prev), nil
-// to load it here.
-func (s *Store) update(r *resState, key string, o, old runtime.Object, sub, verb string) (runtime.Object, []Event, error) {
+// to load it here. A dry run checks everything and answers the state it
+// would store, at the current resourceVersion, writing nothing.
+func (s *Store) update(r *resState, key string, o, old runtime.Object, sub, verb string, dryRun bool) (runtime.Object, []Event, error) {
 	m := mustAccessor(o)
 	if old == nil {
 		var ok bool
@@ -302,6 +308,9 @@ func (s *Store) update(r *resState, key string, o, old runtime.Object, sub, verb
 	}
 	if apiequality.Semantic.DeepEqual(old, o) {
 		return old, nil, nil // etcd3 GuaranteedUpdate skips no-op writes
+	}
+	if dryRun {
+		return o, nil, nil
 	}
 	if m.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) == 0 {
 		// Store.Update: errEmptiedFinalizers, then deleteWithoutFinalizers:
@@ -424,11 +433,8 @@ func (s *Store) Delete(gvr schema.GroupVersionResource, ns, name string, opts me
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := checkDryRun(opts.DryRun); err != nil {
+	if err := checkOptions("DeleteOptions", metav1validation.ValidateDeleteOptions(&opts)); err != nil {
 		return nil, nil, err
-	}
-	if errs := metav1validation.ValidateDeleteOptions(&opts); len(errs) > 0 {
-		return nil, nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}, "", errs)
 	}
 	key := objectKey(requestNamespace(r, ns), name)
 	cur, ok := s.load(r, key)
@@ -443,6 +449,15 @@ func (s *Store) Delete(gvr schema.GroupVersionResource, ns, name string, opts me
 		policy = *opts.PropagationPolicy
 	} else if opts.OrphanDependents != nil && *opts.OrphanDependents {
 		policy = metav1.DeletePropagationOrphan
+	}
+	if len(opts.DryRun) > 0 {
+		// What the delete would answer, writing nothing.
+		if mustAccessor(cur).GetDeletionTimestamp() == nil {
+			if o, marked := s.markedForDeletion(cur, policy); marked {
+				return o, nil, nil
+			}
+		}
+		return cur, nil, nil
 	}
 	out, events := s.deleteObject(objRef{r, key}, policy, false, nil)
 	return out.DeepCopyObject(), events, nil
@@ -484,11 +499,8 @@ func (s *Store) DeleteCollection(gvr schema.GroupVersionResource, ns string, opt
 	if err != nil {
 		return nil, err
 	}
-	if err := checkDryRun(opts.DryRun); err != nil {
+	if err := checkOptions("DeleteOptions", metav1validation.ValidateDeleteOptions(&opts)); err != nil {
 		return nil, err
-	}
-	if errs := metav1validation.ValidateDeleteOptions(&opts); len(errs) > 0 {
-		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}, "", errs)
 	}
 	match, err := s.selector(r, requestNamespace(r, ns), lo.LabelSelector, lo.FieldSelector)
 	if err != nil {
@@ -505,7 +517,7 @@ func (s *Store) DeleteCollection(gvr schema.GroupVersionResource, ns string, opt
 		if _, ok := r.objects[objectKey(requestNamespace(r, ns), name)]; !ok {
 			continue // collected already, as a dependent of an earlier one
 		}
-		_, evs, err := s.Delete(gvr, ns, name, metav1.DeleteOptions{PropagationPolicy: opts.PropagationPolicy, OrphanDependents: opts.OrphanDependents, GracePeriodSeconds: opts.GracePeriodSeconds})
+		_, evs, err := s.Delete(gvr, ns, name, metav1.DeleteOptions{PropagationPolicy: opts.PropagationPolicy, OrphanDependents: opts.OrphanDependents, GracePeriodSeconds: opts.GracePeriodSeconds, DryRun: opts.DryRun})
 		if err != nil {
 			return events, err
 		}
