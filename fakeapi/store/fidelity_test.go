@@ -118,3 +118,20 @@ func TestDryRunsAnswerAsIfDoneAndWriteNothing(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+func TestNamespaceIsLabelledWithItsNameAndCarriesTheKubernetesFinalizer(t *testing.T) {
+	s, _ := newTestStore(t, 0)
+	out := mustCreate(t, s, namespacesGVR, "", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}).(*corev1.Namespace)
+	if out.Labels[corev1.LabelMetadataName] != "team" || len(out.Spec.Finalizers) != 1 || out.Spec.Finalizers[0] != corev1.FinalizerKubernetes {
+		t.Errorf("created namespace: labels %v, spec.finalizers %v; want kubernetes.io/metadata.name=team and [kubernetes]", out.Labels, out.Spec.Finalizers)
+	}
+	upd := out.DeepCopy()
+	upd.Labels = map[string]string{"x": "y"}
+	got, _, err := s.Update(namespacesGVR, "", upd, metav1.UpdateOptions{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := got.(*corev1.Namespace).Labels; l[corev1.LabelMetadataName] != "team" || l["x"] != "y" {
+		t.Errorf("updated namespace labels %v, want x=y and the name label kept", l)
+	}
+}

@@ -62,7 +62,17 @@ var builtins = []builtin{
 			set["status.phase"] = string(obj.(*corev1.Namespace).Status.Phase)
 		},
 		prepareCreate: func(obj runtime.Object) {
-			obj.(*corev1.Namespace).Status = corev1.NamespaceStatus{Phase: corev1.NamespaceActive}
+			ns := obj.(*corev1.Namespace)
+			ns.Status = corev1.NamespaceStatus{Phase: corev1.NamespaceActive}
+			ns.Spec.Finalizers = []corev1.FinalizerName{corev1.FinalizerKubernetes}
+		},
+		defaults: func(obj runtime.Object) {
+			// The namespace strategy labels every namespace with its name.
+			ns := obj.(*corev1.Namespace)
+			if ns.Labels == nil {
+				ns.Labels = map[string]string{}
+			}
+			ns.Labels[corev1.LabelMetadataName] = ns.Name
 		},
 	}},
 	{gvk: corev1.SchemeGroupVersion.WithKind("ConfigMap"), namespaced: true, rules: kindRules{
