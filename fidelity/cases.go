@@ -1,6 +1,8 @@
 package fidelity
 
 import (
+	"fmt"
+	"net/http"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -231,6 +233,17 @@ var Cases = []Case{
 		e.Get("get child after", ConfigMaps, "child")
 	}},
 
+	{Name: "gc-foreground-chain", Doc: "Foreground deletion down a chain owner -> child -> grandchild: the grandchild goes first, the owner last.", Run: func(e *Env) {
+		o := e.Create("create owner", ConfigMaps, configMap("owner", nil))
+		c := e.Create("create child", ConfigMaps, ownedBy(configMap("child", nil), "owner", o.UID(), true))
+		g := e.Create("create grandchild", ConfigMaps, ownedBy(configMap("grandchild", nil), "child", c.UID(), true))
+		w := e.Watch("watch", ConfigMaps, metav1.ListOptions{ResourceVersion: g.RV()})
+		e.Delete("delete owner in the foreground", ConfigMaps, "owner", metav1.DeleteOptions{PropagationPolicy: &foreground})
+		e.WaitGone(ConfigMaps, "owner")
+		e.List("list", ConfigMaps, metav1.ListOptions{})
+		e.CollectUntil("events", w, func(ev RawEvent) bool { return ev.Type == "DELETED" && str(meta(ev.Object), "name") == "owner" })
+	}},
+
 	// --- custom resources: generation, status, validation ---
 	{Name: "crd-generation-on-spec-change", Doc: "generation starts at 1 and grows on spec changes only.", Run: func(e *Env) {
 		b := e.Create("create b", Bellerophons, bellerophon("b", 1, "1.0"))
@@ -434,6 +447,33 @@ var Cases = []Case{
 		e.Create("create b", Bellerophons, bellerophon("b", 1, "1.0"))
 		e.List("metadata.name=a", Bellerophons, metav1.ListOptions{FieldSelector: "metadata.name=a"})
 		e.List("spec.replicas=1", Bellerophons, metav1.ListOptions{FieldSelector: "spec.replicas=1"})
+	}},
+
+	// --- what the fake does not model (kept differences, measured) ---
+	{Name: "namespace-delete-terminates", Doc: "Deleting a namespace: kube-apiserver marks it Terminating and the namespace controller removes it later.", Run: func(e *Env) {
+		ns := e.Namespace + "-x"
+		e.Create("create namespace", Namespaces, &corev1.Namespace{TypeMeta: metav1.TypeMeta{Kind: "Namespace", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: ns}})
+		e.Delete("delete namespace", Namespaces, ns, metav1.DeleteOptions{})
+		e.WaitGone(Namespaces, ns)
+		e.Get("get namespace after", Namespaces, ns)
+	}},
+	{Name: "events-shared-between-apis", Doc: "A core/v1 Event is also an events.k8s.io/v1 Event on kube-apiserver (one storage).", Run: func(e *Env) {
+		ev := &corev1.Event{
+			TypeMeta:       metav1.TypeMeta{Kind: "Event", APIVersion: "v1"},
+			ObjectMeta:     metav1.ObjectMeta{Name: "e1"},
+			InvolvedObject: corev1.ObjectReference{Kind: "ConfigMap", Namespace: e.Namespace, Name: "a", APIVersion: "v1"},
+			Reason:         "Tested", Message: "fidelity", Type: corev1.EventTypeNormal,
+			Source: corev1.EventSource{Component: "fidelity"},
+		}
+		a := e.send("create core event", http.MethodPost, Events.path(e.Namespace, "", ""), nil, "", ev)
+		e.Note("create core event", fmt.Sprintf("code %d", a.Code))
+		e.ListNames("list core events", Events, metav1.ListOptions{})
+		e.ListNames("list events.k8s.io events", EventsV1, metav1.ListOptions{})
+	}},
+	{Name: "server-side-apply", Doc: "Server-side apply creates and then updates an object.", Run: func(e *Env) {
+		e.Patch("apply a", ConfigMaps, "a", "", types.ApplyYAMLPatchType, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: \"1\"\n", metav1.PatchOptions{FieldManager: "fidelity"})
+		e.Patch("apply a again", ConfigMaps, "a", "", types.ApplyYAMLPatchType, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: \"2\"\n", metav1.PatchOptions{FieldManager: "fidelity"})
+		e.Get("get a", ConfigMaps, "a")
 	}},
 
 	// --- watches ---

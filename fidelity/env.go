@@ -26,12 +26,15 @@ type Resource struct {
 	Namespaced bool
 }
 
-// The resources of the corpus: two built-ins and Bellerophon's CRD
+// The resources of the corpus: built-ins and Bellerophon's CRD
 // (subjects/bellerophon/config/crd.yaml), which has a status subresource
 // and an OpenAPI schema.
 var (
 	ConfigMaps   = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Namespaced: true}
 	Secrets      = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, Namespaced: true}
+	Namespaces   = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}}
+	Events       = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "events"}, Namespaced: true}
+	EventsV1     = Resource{GVR: schema.GroupVersionResource{Group: "events.k8s.io", Version: "v1", Resource: "events"}, Namespaced: true}
 	Bellerophons = Resource{GVR: schema.GroupVersionResource{Group: "lab.cachelab.dev", Version: "v1alpha1", Resource: "bellerophons"}, Namespaced: true}
 )
 
@@ -138,6 +141,13 @@ func (e *Env) Note(step, note string) { e.record(RawAnswer{Step: step, Note: not
 
 // request sends one request and records its answer.
 func (e *Env) request(step, method, path string, params runtime.Object, contentType string, body any) Result {
+	a := e.send(step, method, path, params, contentType, body)
+	e.record(a)
+	return Result{Code: a.Code, Body: a.Body}
+}
+
+// send sends one request and returns its answer.
+func (e *Env) send(step, method, path string, params runtime.Object, contentType string, body any) RawAnswer {
 	req := e.rc.Verb(method).AbsPath(path).MaxRetries(0).SetHeader("Accept", runtime.ContentTypeJSON)
 	if params != nil {
 		req = req.VersionedParams(params, scheme.ParameterCodec)
@@ -173,8 +183,7 @@ func (e *Env) request(step, method, path string, params runtime.Object, contentT
 			a.Note = "transport error"
 		}
 	}
-	e.record(a)
-	return Result{Code: code, Body: a.Body}
+	return a
 }
 
 // statusBody returns the Status of an API error as a JSON map.
@@ -216,6 +225,23 @@ func (e *Env) Get(step string, r Resource, name string, opts ...metav1.GetOption
 // List GETs the collection with opts.
 func (e *Env) List(step string, r Resource, opts metav1.ListOptions) Result {
 	return e.request(step, http.MethodGet, r.path(e.Namespace, "", ""), &opts, "", nil)
+}
+
+// ListNames GETs the collection with opts and records only the status
+// code and the names of the items (for kinds whose content holds
+// timestamps, such as Events).
+func (e *Env) ListNames(step string, r Resource, opts metav1.ListOptions) {
+	a := e.send(step, http.MethodGet, r.path(e.Namespace, "", ""), &opts, "", nil)
+	if a.Body != nil && !isStatus(a.Body) {
+		var names []string
+		for _, it := range slice(a.Body, "items") {
+			if m, ok := it.(map[string]any); ok {
+				names = append(names, str(meta(m), "name"))
+			}
+		}
+		a.Body, a.Note = nil, "items: "+strings.Join(names, ", ")
+	}
+	e.record(a)
 }
 
 // Update PUTs obj (its name names the object).
