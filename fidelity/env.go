@@ -22,7 +22,9 @@ import (
 
 // Resource is a resource the corpus uses.
 type Resource struct {
-	GVR        schema.GroupVersionResource
+	// GVR names the resource.
+	GVR schema.GroupVersionResource
+	// Namespaced is false for cluster-scoped resources.
 	Namespaced bool
 }
 
@@ -112,7 +114,9 @@ func newEnv(ctx context.Context, c EnvConfig) (*Env, error) {
 
 // Result is one answer a case can chain on.
 type Result struct {
+	// Code is the HTTP status code (0 for a typed client's success).
 	Code int
+	// Body is the decoded JSON body (an object, a list or a Status).
 	Body map[string]any
 }
 

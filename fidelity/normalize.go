@@ -72,11 +72,14 @@ type Object struct {
 	// UID is the object's identity within the case: uid#1, uid#2 ...
 	UID string `json:"uid,omitempty"`
 	// RV is the resourceVersion as its rank among the case's writes.
-	RV          string            `json:"rv,omitempty"`
-	Generation  int64             `json:"generation,omitempty"`
+	RV string `json:"rv,omitempty"`
+	// Generation is metadata.generation.
+	Generation int64 `json:"generation,omitempty"`
+	// Labels and Annotations are metadata's.
 	Labels      map[string]string `json:"labels,omitempty"`
 	Annotations map[string]string `json:"annotations,omitempty"`
-	Finalizers  []string          `json:"finalizers,omitempty"`
+	// Finalizers is metadata.finalizers.
+	Finalizers []string `json:"finalizers,omitempty"`
 	// Owners are the ownerReferences as "Kind/name uid#n".
 	Owners []string `json:"owners,omitempty"`
 	// Deleting is true when metadata.deletionTimestamp is set.
@@ -94,20 +97,28 @@ type List struct {
 	// HasContinue is true when the list has a continue token.
 	HasContinue bool `json:"hasContinue,omitempty"`
 	// Remaining is metadata.remainingItemCount.
-	Remaining *int64   `json:"remaining,omitempty"`
-	Items     []Object `json:"items"`
+	Remaining *int64 `json:"remaining,omitempty"`
+	// Items are the list's objects, in the server's order.
+	Items []Object `json:"items"`
 }
 
 // Event is one watch event: its type, the object's name and
 // resourceVersion; for BOOKMARK whether it ends WatchList's initial
 // events; for ERROR the Status code and reason.
 type Event struct {
-	Type             string `json:"type"`
-	Name             string `json:"name,omitempty"`
-	RV               string `json:"rv,omitempty"`
-	InitialEventsEnd bool   `json:"initialEventsEnd,omitempty"`
-	Code             int    `json:"code,omitempty"`
-	Reason           string `json:"reason,omitempty"`
+	// Type is ADDED, MODIFIED, DELETED, BOOKMARK or ERROR.
+	Type string `json:"type"`
+	// Name is the object's name (none for BOOKMARK and ERROR).
+	Name string `json:"name,omitempty"`
+	// RV is the object's resourceVersion as a write's rank, or a
+	// bookmark's as a point (see Normalize).
+	RV string `json:"rv,omitempty"`
+	// InitialEventsEnd is true for the bookmark annotated
+	// k8s.io/initial-events-end.
+	InitialEventsEnd bool `json:"initialEventsEnd,omitempty"`
+	// Code and Reason are an ERROR event's Status code and reason.
+	Code   int    `json:"code,omitempty"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // initialEventsEndAnnotation is metav1.InitialEventsAnnotationKey.

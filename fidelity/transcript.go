@@ -87,7 +87,8 @@ type Difference struct {
 	Case string
 	// Step is the step's name ("" when the step lists differ in length and
 	// one side has no such step: then Index says where).
-	Step  string
+	Step string
+	// Index is the step's position in the case (0-based).
 	Index int
 	// Real and Fake are the two answers (nil when a side has no such step).
 	Real, Fake *Answer
@@ -123,6 +124,7 @@ func Compare(name string, real, fake []Answer) []Difference {
 // KnownDifference is a difference kept on purpose, listed in
 // testdata/known-differences.json.
 type KnownDifference struct {
+	// Case and Step name the step whose answers differ.
 	Case string `json:"case"`
 	Step string `json:"step"`
 	// Why the fake keeps answering differently.
