@@ -87,14 +87,15 @@ func TestMutationScore(t *testing.T) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Mutation score, -rapid.checks=%s per subject (combined property: every subject invariant)\n\n", checks)
-	fmt.Fprintf(&b, "| subject | expected | found | invariant(s) failing the shrunk plan | CPU to first failure | shrunk plan steps | plans run |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| subject | expected | found | invariant(s) failing the shrunk plan | CPU to first failure | plans to first failure | shrunk plan: steps (objects) | plans run (with shrinking) |\n|---|---|---|---|---|---|---|---|\n")
 	var cpus []time.Duration
 	found, mutants := 0, 0
 	for _, r := range rows {
-		cpu, steps := "-", "-"
+		cpu, steps, first := "-", "-", "-"
 		if r.Found {
 			cpu = r.FirstFail.Round(time.Millisecond).String()
-			steps = strconv.Itoa(r.ShrunkSteps)
+			steps = fmt.Sprintf("%d (%d)", r.ShrunkSteps, r.ShrunkObjects)
+			first = strconv.Itoa(r.ChecksToFirstFail)
 		}
 		if want[r.Subject] == "found" {
 			mutants++
@@ -103,7 +104,7 @@ func TestMutationScore(t *testing.T) {
 				cpus = append(cpus, r.FirstFail)
 			}
 		}
-		fmt.Fprintf(&b, "| %s | %s | %v | %s | %s | %s | %d |\n", r.Subject, want[r.Subject], r.Found, strings.Join(r.Invariants, ", "), cpu, steps, r.Evaluations)
+		fmt.Fprintf(&b, "| %s | %s | %v | %s | %s | %s | %s | %d |\n", r.Subject, want[r.Subject], r.Found, strings.Join(r.Invariants, ", "), cpu, first, steps, r.Evaluations)
 	}
 	sort.Slice(cpus, func(i, j int) bool { return cpus[i] < cpus[j] })
 	med := time.Duration(0)

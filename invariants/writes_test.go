@@ -345,3 +345,27 @@ func TestRemovalWithNoWatchOpenIsKnownFromTheFinalState(t *testing.T) {
 	wantStatus(t, v, invariants.Fail)
 	wantPositions(t, v, snap.Pos)
 }
+
+func TestRetryingACreateThatTimedOutBeforeSeeingItPassesReadYourWrites(t *testing.T) {
+	// EDGE 28: the create was applied but answered 504; the subject never
+	// learned its resourceVersion, so its retry's AlreadyExists is not a
+	// stale read of a write it knew of.
+	h := newHealthyRun()
+	h.b.Create(ctrl, tracebuild.Obj{Resource: "configmaps", Namespace: "ns", Name: "p-config", Owner: h.parent.UID})
+	h.b.Request(ctrl, "create", "configmaps", "ns", "p-config", 504)
+	h.b.Add(sim.Record{Kind: sim.RecRequest, Actor: ctrl, Verb: "create", Resource: "configmaps", Namespace: "ns", Name: "p-config", Code: 409, Reason: "AlreadyExists"})
+	wantStatus(t, invariants.ReadYourWrites(h.end().Trace("quiet")), invariants.Pass)
+}
+
+func TestRetryingACreateThatTimedOutAfterItsHandlerSawItFailsReadYourWrites(t *testing.T) {
+	// The same timeout, but the subject's handler was given the object
+	// before the retry: the subject could have known.
+	h := newHealthyRun()
+	cm := h.b.Create(ctrl, tracebuild.Obj{Resource: "configmaps", Namespace: "ns", Name: "p-config", Owner: h.parent.UID})
+	h.b.Request(ctrl, "create", "configmaps", "ns", "p-config", 504)
+	h.b.Handle(ctrl, "configmaps", "ADDED", cm)
+	bad := h.b.Add(sim.Record{Kind: sim.RecRequest, Actor: ctrl, Verb: "create", Resource: "configmaps", Namespace: "ns", Name: "p-config", Code: 409, Reason: "AlreadyExists"})
+	v := invariants.ReadYourWrites(h.end().Trace("quiet"))
+	wantStatus(t, v, invariants.Fail)
+	wantPositions(t, v, bad.Pos)
+}
