@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: help deps run test test-short lint vet fmt-check bench fuzz tidy codegen verify-codegen mutation-score hassynced load-test real-apiserver real-apiserver-start real-apiserver-stop fidelity-record operator-e2e openapi-record
+.PHONY: kubectl help deps run test test-short lint vet fmt-check bench fuzz tidy codegen verify-codegen mutation-score hassynced load-test real-apiserver real-apiserver-start real-apiserver-stop fidelity-record operator-e2e openapi-record
 
 help: ## list targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -59,6 +59,9 @@ operator-e2e: ## the bellerophon binary against a cachelab serve process with fa
 
 openapi-record: ## re-record fakeapi/http/openapi/ from /tmp/realserver-openapi (fidelity/realserver/fetch-openapi.sh)
 	CACHELAB_RECORD_OPENAPI=$${OPENAPI_DIR:-/tmp/realserver-openapi} $(GO) test ./fakeapi/http -run TestRecordOpenAPIDocuments -v -count=1
+
+kubectl: ## build kubectl from source (k8s.io/kubernetes/cmd/kubectl, module proxy, cached outside the repo) for the kubectl tests
+	fidelity/realserver/build-kubectl.sh
 
 real-apiserver: ## slow: build a real kube-apiserver, kube-controller-manager and etcd (cached outside the repo)
 	fidelity/realserver/build.sh

@@ -3,6 +3,7 @@ package serve_test
 import (
 	"bytes"
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -14,13 +15,37 @@ import (
 	"github.com/cachelab/cachelab/subjects/bellerophon/config"
 )
 
-// kubectl runs the kubectl binary against the kubeconfig and returns its
-// combined output.
+// kubectlBinary finds the kubectl to drive: $CACHELAB_KUBECTL, else the
+// one `make kubectl` builds from source (k8s.io/kubernetes/cmd/kubectl
+// through the module proxy, cached outside the repo), else kubectl on PATH.
+// It skips the test, saying how to get one, when there is none.
+func kubectlBinary(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("CACHELAB_KUBECTL"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("CACHELAB_KUBECTL=%s: %v", p, err)
+		}
+		return p
+	}
+	if cache, err := os.UserCacheDir(); err == nil {
+		if m, _ := filepath.Glob(filepath.Join(cache, "cachelab", "realserver", "v*", "kubectl")); len(m) > 0 {
+			return m[len(m)-1]
+		}
+	}
+	if p, err := exec.LookPath("kubectl"); err == nil {
+		return p
+	}
+	t.Skip("no kubectl: run `make kubectl` (builds it from source through the Go module proxy) or put one on PATH")
+	return ""
+}
+
+// kubectl runs kubectl against the kubeconfig and returns its combined
+// output.
 func kubectl(t *testing.T, kubeconfig, stdin string, args ...string) (string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "kubectl", append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	cmd := exec.CommandContext(ctx, kubectlBinary(t), append([]string{"--kubeconfig", kubeconfig}, args...)...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -28,15 +53,13 @@ func kubectl(t *testing.T, kubeconfig, stdin string, args ...string) (string, er
 	return out.String(), err
 }
 
-// TestKubectlAgainstServe drives the real kubectl binary (skipped when
-// none is on PATH; this machine has v1.32) against Serve over TLS with the
+// TestKubectlAgainstServe drives a real kubectl binary (see kubectlBinary) against Serve over TLS with the
 // written kubeconfig: create from YAML, get as a table, get -w in the
 // background (ADDED, MODIFIED, DELETED), apply, patch, delete, and a CRD
 // instance.
 func TestKubectlAgainstServe(t *testing.T) {
-	if _, err := exec.LookPath("kubectl"); err != nil {
-		t.Skip("no kubectl on PATH")
-	}
+	bin := kubectlBinary(t)
+	t.Logf("kubectl: %s", bin)
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -66,7 +89,7 @@ func TestKubectlAgainstServe(t *testing.T) {
 	// get -w in the background, with event types.
 	wctx, wcancel := context.WithCancel(context.Background())
 	defer wcancel()
-	watchCmd := exec.CommandContext(wctx, "kubectl", "--kubeconfig", kc, "get", "configmaps", "-w", "--output-watch-events")
+	watchCmd := exec.CommandContext(wctx, bin, "--kubeconfig", kc, "get", "configmaps", "-w", "--output-watch-events")
 	var watchOut syncBuffer
 	watchCmd.Stdout, watchCmd.Stderr = &watchOut, &watchOut
 	if err := watchCmd.Start(); err != nil {
@@ -137,9 +160,8 @@ func (b *syncBuffer) String() string {
 // kube-apiserver's CRD builder shapes it), down to a nested field's type;
 // the custom resource's metadata resolves to the recorded ObjectMeta.
 func TestKubectlExplainReadsServedOpenAPI(t *testing.T) {
-	if _, err := exec.LookPath("kubectl"); err != nil {
-		t.Skip("no kubectl on PATH")
-	}
+	bin := kubectlBinary(t)
+	t.Logf("kubectl: %s", bin)
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

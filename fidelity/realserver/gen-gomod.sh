@@ -50,6 +50,7 @@ fi
 	echo "tool ("
 	echo "	k8s.io/kubernetes/cmd/kube-apiserver"
 	echo "	k8s.io/kubernetes/cmd/kube-controller-manager"
+	echo "	k8s.io/kubernetes/cmd/kubectl"
 	echo ")"
 	echo
 	echo "require ("
