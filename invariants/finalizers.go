@@ -27,7 +27,10 @@ Checked: (1) the subject's finalizers are those it added in its own writes; no `
 	`store the server does not serve, such as Bellerophon's backups, keyed by the UID ` +
 	`of the object they belong to) hold nothing, at the end, for an object the server ` +
 	`removed: cleaning them is what the finalizer is for. An object whose finalizer ` +
-	`another actor removed is exempt.`
+	`another actor removed (a write by another actor that drops it, or that removes ` +
+	`the object while it still carries it) is exempt, unless the subject reconciled ` +
+	`the object's key again after the removal: then it had the chance to find the ` +
+	`leftover (the key it reconciles names the record's object, gone or recreated).`
 
 func finalizers(tr *sim.Trace, opts Options) Verdict {
 	const name = NameFinalizers
@@ -41,12 +44,16 @@ func finalizers(tr *sim.Trace, opts Options) Verdict {
 	rm := removalsOf(tr)
 	obs := newObservations(tr, subj)
 	reconcileStart := map[string]int{} // actor -> position of its current reconcile's start
+	lastReconcile := map[string]int{}  // namespace/name -> position of the subject's last reconcile start of that key
 	termRV := map[string]int64{}       // uid -> RV of the write that marked it terminating
 	stripped := map[string]bool{}      // uid -> another actor removed our finalizer
 	for _, r := range tr.Records {
 		obs.see(r)
 		if r.Kind == sim.RecReconcile && r.Op == "start" {
 			reconcileStart[r.Actor] = r.Pos
+			if subj[r.Actor] {
+				lastReconcile[r.Key] = r.Pos
+			}
 		}
 		if !isWrite(r) {
 			continue
@@ -74,8 +81,12 @@ func finalizers(tr *sim.Trace, opts Options) Verdict {
 		}
 		if !subj[r.Actor] && !r.ByGC {
 			for f := range prevFin[r.UID] {
-				if ours[f] && !fin[f] {
-					stripped[r.UID] = true // someone else removed our finalizer
+				// Someone else removed our finalizer: the write drops it,
+				// or removes the object while listing it (the store
+				// records the emptying of a terminating object's
+				// finalizers with its last state).
+				if ours[f] && (!fin[f] || rm.removes(r)) {
+					stripped[r.UID] = true
 				}
 			}
 		}
@@ -124,8 +135,11 @@ func finalizers(tr *sim.Trace, opts Options) Verdict {
 		for _, c := range externalSnapshots(tr, subj) {
 			for _, e := range c.Objects {
 				pos, removed := removedAt[e.UID]
-				if e.UID == "" || live[e.UID] || !removed || stripped[e.UID] {
+				if e.UID == "" || live[e.UID] || !removed {
 					continue
+				}
+				if o := owners[e.UID]; stripped[e.UID] && lastReconcile[o.Namespace+"/"+o.Name] < pos {
+					continue // not the subject's doing, and it never looked at the key again
 				}
 				if tr.Outcome != "quiet" && tr.End.D()-recAt(tr, pos).At.D() < opts.Bound {
 					continue

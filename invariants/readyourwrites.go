@@ -21,8 +21,9 @@ Checked: no create by the subject is answered 409 AlreadyExists while the object
 	`and a main-resource update racing the subject's own status write (the usual ` +
 	`subresource race that RetryOnConflict absorbs), pass. So does a collision with ` +
 	`an own write whose request was answered 504 Timeout (applied, outcome unknown to ` +
-	`the subject: EDGE 28) while no handler of the subject had been given that write ` +
-	`yet: the subject never learned a resourceVersion to wait for. Unknown when ` +
+	`the subject: EDGE 28) when no handler of the subject had been given that write ` +
+	`before the colliding reconcile started: the subject had no resourceVersion to ` +
+	`wait for. Unknown when ` +
 	`the subject sent no create, update or patch.`
 
 func readYourWrites(tr *sim.Trace, _ Options) Verdict {
@@ -32,12 +33,34 @@ func readYourWrites(tr *sim.Trace, _ Options) Verdict {
 	creator := map[string]sim.Record{} // uid -> its create
 	lastBy := map[key]sim.Record{}     // key -> latest write to it
 	// timedOut holds the positions of the subject's writes whose request
-	// was answered 504 Timeout, until a handler of the subject is given
-	// the object at that write's RV or later.
+	// was answered 504 Timeout; seen, for those, the position of the first
+	// handler call that gave the subject the object at that write's RV or
+	// later. A collision with such a write counts only if the reconcile
+	// that made the colliding request started after that handler call.
 	timedOut := map[int]bool{}
+	seen := map[int]int{}
+	reconcileStart := map[string]int{} // actor -> position of its current reconcile's start
+	unknownToSubject := func(w sim.Record, r sim.Record) bool {
+		if !timedOut[w.Pos] {
+			return false
+		}
+		at, ok := seen[w.Pos]
+		if !ok {
+			return true
+		}
+		from, ok := reconcileStart[r.Actor]
+		if !ok || from < w.Pos {
+			from = r.Pos
+		}
+		return at > from
+	}
 	requests := 0
 	for _, r := range tr.Records {
 		switch r.Kind {
+		case sim.RecReconcile:
+			if r.Op == "start" {
+				reconcileStart[r.Actor] = r.Pos
+			}
 		case sim.RecWrite:
 			if !isWrite(r) {
 				continue
@@ -52,7 +75,9 @@ func readYourWrites(tr *sim.Trace, _ Options) Verdict {
 				continue
 			}
 			if w, ok := lastBy[recKey(r)]; ok && timedOut[w.Pos] && r.UID == w.UID && r.RV >= w.RV {
-				delete(timedOut, w.Pos)
+				if _, done := seen[w.Pos]; !done {
+					seen[w.Pos] = r.Pos
+				}
 			}
 		case sim.RecRequest:
 			if !subj[r.Actor] || isEventsResource(r.Resource) || r.Name == "" {
@@ -79,12 +104,12 @@ func readYourWrites(tr *sim.Trace, _ Options) Verdict {
 			switch {
 			case verb == "create" && r.Reason == "AlreadyExists":
 				live, ok := srv.live[k]
-				if c, mine := creator[live.UID]; ok && mine && subj[c.Actor] && !timedOut[c.Pos] {
+				if c, mine := creator[live.UID]; ok && mine && subj[c.Actor] && !unknownToSubject(c, r) {
 					return fail(name, fmt.Sprintf("%s tried to create %s again after its own create at position %d had succeeded: it acted on a cache that did not show its own write yet",
 						r.Actor, k, c.Pos), r.Pos, c.Pos)
 				}
 			case verb != "create" && r.Reason == "Conflict":
-				if w, ok := lastBy[k]; ok && subj[w.Actor] && subresource(w.Verb) == subresource(r.Verb) && !timedOut[w.Pos] {
+				if w, ok := lastBy[k]; ok && subj[w.Actor] && subresource(w.Verb) == subresource(r.Verb) && !unknownToSubject(w, r) {
 					return fail(name, fmt.Sprintf("%s's %s of %s conflicted with its own write at position %d (RV %d): it wrote from a copy older than its own last write",
 						r.Actor, r.Verb, k, w.Pos, w.RV), r.Pos, w.Pos)
 				}

@@ -369,3 +369,56 @@ func TestRetryingACreateThatTimedOutAfterItsHandlerSawItFailsReadYourWrites(t *t
 	wantStatus(t, v, invariants.Fail)
 	wantPositions(t, v, bad.Pos)
 }
+
+func TestRetryingAStatusWriteThatTimedOutFromAReadBeforeItsEchoPassesReadYourWrites(t *testing.T) {
+	// The status write timed out (applied); the retrying reconcile read its
+	// cache before the handler was given the write, so it could not know.
+	h := newHealthyRun()
+	p := h.parent
+	p.Status = map[string]any{"readyReplicas": 2}
+	own := h.b.Update(ctrl, "update/status", p)
+	h.b.Request(ctrl, "update/status", "bellerophons", "ns", "p", 504)
+	h.b.Add(sim.Record{Kind: sim.RecReconcile, Actor: ctrl, Op: "start", Key: "ns/p"})
+	h.b.Handle(ctrl, "bellerophons", "MODIFIED", own)
+	h.b.Add(sim.Record{Kind: sim.RecRequest, Actor: ctrl, Verb: "update/status", Resource: "bellerophons", Namespace: "ns", Name: "p", Code: 409, Reason: "Conflict"})
+	wantStatus(t, invariants.ReadYourWrites(h.end().Trace("quiet")), invariants.Pass)
+}
+
+func TestRetryingAStatusWriteThatTimedOutFromAReadAfterItsEchoFailsReadYourWrites(t *testing.T) {
+	// The same, but the reconcile started after the handler had the write.
+	h := newHealthyRun()
+	p := h.parent
+	p.Status = map[string]any{"readyReplicas": 2}
+	own := h.b.Update(ctrl, "update/status", p)
+	h.b.Request(ctrl, "update/status", "bellerophons", "ns", "p", 504)
+	h.b.Handle(ctrl, "bellerophons", "MODIFIED", own)
+	h.b.Add(sim.Record{Kind: sim.RecReconcile, Actor: ctrl, Op: "start", Key: "ns/p"})
+	bad := h.b.Add(sim.Record{Kind: sim.RecRequest, Actor: ctrl, Verb: "update/status", Resource: "bellerophons", Namespace: "ns", Name: "p", Code: 409, Reason: "Conflict"})
+	v := invariants.ReadYourWrites(h.end().Trace("quiet"))
+	wantStatus(t, v, invariants.Fail)
+	wantPositions(t, v, bad.Pos)
+}
+
+func TestBackupLeftAfterTheUserStrippedATerminatingObjectIsNotHeldAgainstTheSubject(t *testing.T) {
+	// kubectl delete, then kubectl patch finalizers: null while the
+	// subject was away: the store records the removal with the last state
+	// (our finalizer still listed), and the subject never saw the key again.
+	h, p := finalizerRun()
+	backups(h.b, p)
+	h.b.RemoveByUpdate("user", p)
+	wantStatus(t, invariants.Finalizers(h.end().Trace("quiet")), invariants.Pass)
+}
+
+func TestBackupLeftAfterAStrippedObjectsKeyWasReconciledAgainFailsFinalizers(t *testing.T) {
+	// The same, but the subject reconciled the key afterwards (the name was
+	// recreated): it had the chance to find the leftover and did not (the
+	// no-uid-check mutant).
+	h, p := finalizerRun()
+	snap := backups(h.b, p)
+	h.b.RemoveByUpdate("user", p)
+	gone := h.b.Last()
+	h.b.Add(sim.Record{Kind: sim.RecReconcile, Actor: ctrl, Op: "start", Key: "ns/p"})
+	v := invariants.Finalizers(h.end().Trace("quiet"))
+	wantStatus(t, v, invariants.Fail)
+	wantPositions(t, v, snap.Pos, gone)
+}

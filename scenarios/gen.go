@@ -68,6 +68,15 @@ func PlanGen(subject string) *rapid.Generator[sim.Plan] {
 		case 2:
 			p.Faults.Latency = sim.Distribution{Kind: "uniform", Max: g.ms("latency-max-ms", 1, 1000)}
 		}
+		switch weighted(t, "request-faults", []int{3, 1, 1}) {
+		case 1:
+			// Requests of the subject and the other actors (not the user's
+			// steps) fail with 429, 500 or 503, until the last step.
+			p.Faults.ErrorRate = float64(rapid.IntRange(5, 30).Draw(t, "error-percent")) / 100
+		case 2:
+			// Their writes are applied but answered 504 (EDGE 28).
+			p.Faults.UnknownOutcomeRate = float64(rapid.IntRange(5, 30).Draw(t, "unknown-outcome-percent")) / 100
+		}
 		if weighted(t, "competitor", []int{3, 1}) == 1 {
 			// Another controller labels every object of the subject's
 			// resource, a little after it sees it (EDGE 25): a foreign
@@ -269,7 +278,11 @@ func (g *planGen) episode(t *rapid.T) []sim.Step {
 		arm.Verb = []string{"create", "update", "patch", "delete"}[weighted(t, "write-verb", []int{2, 1, 1, 1})]
 		if fault == "fail" {
 			arm.Op = "fail-next"
-			arm.Code = rapid.SampledFrom([]int{500, 503, 429, 504}).Draw(t, "code")
+			// Not 504: a timeout that was not applied leaves a correct
+			// controller waiting for a create it cannot tell apart from one
+			// that was (EDGE 28), until its expectations expire (5 min,
+			// longer than the convergence bound).
+			arm.Code = rapid.SampledFrom([]int{500, 503, 429}).Draw(t, "code")
 		}
 		before = append(before, arm)
 	case "crash":
