@@ -320,6 +320,33 @@ var Cases = []Case{
 		e.Patch("malformed json patch", ConfigMaps, "a", "", types.JSONPatchType, `{"op":"add"}`)
 	}},
 
+	{Name: "patch-merge-field-names-case-sensitive", Doc: "Field names are case-sensitive: a merge patch of \"Data\" is an unknown field, dropped; \"data\" is not touched.", Run: func(e *Env) {
+		e.Create("create a", ConfigMaps, configMap("a", map[string]string{"k": "1"}))
+		e.Patch("merge patch Data", ConfigMaps, "a", "", types.MergePatchType, `{"Data":{"k":"2","n":"3"}}`)
+		e.Patch("merge patch Data strict", ConfigMaps, "a", "", types.MergePatchType, `{"Data":{"k":"4"}}`, metav1.PatchOptions{FieldValidation: metav1.FieldValidationStrict})
+		e.Get("get a", ConfigMaps, "a")
+		e.Create("create b", Bellerophons, bellerophon("b", 1, "1.0"))
+		e.Patch("merge patch Spec", Bellerophons, "b", "", types.MergePatchType, `{"Spec":{"replicas":2}}`)
+		e.Get("get b", Bellerophons, "b")
+	}},
+	{Name: "create-unknown-field", Doc: "An unknown (or wrongly cased) field: dropped by default (with a warning), 400 with fieldValidation=Strict, dropped silently with Ignore.", Run: func(e *Env) {
+		body := func(name string) map[string]any {
+			return map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": name}, "Data": map[string]any{"k": "v"}, "extra": "x"}
+		}
+		e.Create("create a with unknown fields", ConfigMaps, body("a"))
+		e.Create("create b with unknown fields, strict", ConfigMaps, body("b"), metav1.CreateOptions{FieldValidation: metav1.FieldValidationStrict})
+		e.Create("create c with unknown fields, ignore", ConfigMaps, body("c"), metav1.CreateOptions{FieldValidation: metav1.FieldValidationIgnore})
+		e.Get("get b", ConfigMaps, "b")
+		cr := func(name string) map[string]any {
+			b := bellerophon(name, 1, "1.0")
+			b["spec"].(map[string]any)["unknown"] = "x"
+			b["Spec"] = map[string]any{"replicas": 2}
+			return b
+		}
+		e.Create("create custom resource with unknown fields", Bellerophons, cr("x"))
+		e.Create("create custom resource with unknown fields, strict", Bellerophons, cr("y"), metav1.CreateOptions{FieldValidation: metav1.FieldValidationStrict})
+	}},
+
 	// --- dry run ---
 	{Name: "dry-run-create", Doc: "A dry-run create answers the object it would store and stores nothing.", Run: func(e *Env) {
 		e.Create("dry-run create a", ConfigMaps, configMap("a", map[string]string{"k": "v"}), metav1.CreateOptions{DryRun: dryRunAll})
@@ -449,7 +476,7 @@ var Cases = []Case{
 		e.List("spec.replicas=1", Bellerophons, metav1.ListOptions{FieldSelector: "spec.replicas=1"})
 	}},
 
-	// --- what the fake does not model (kept differences, measured) ---
+	// --- namespaces ---
 	{Name: "namespace-delete-terminates", Doc: "Deleting a namespace: kube-apiserver marks it Terminating and the namespace controller removes it later.", Run: func(e *Env) {
 		ns := e.Namespace + "-x"
 		e.Create("create namespace", Namespaces, &corev1.Namespace{TypeMeta: metav1.TypeMeta{Kind: "Namespace", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: ns}})
@@ -457,6 +484,24 @@ var Cases = []Case{
 		e.WaitGone(Namespaces, ns)
 		e.Get("get namespace after", Namespaces, ns)
 	}},
+	{Name: "namespace-terminating-refuses-creates", Doc: "While a namespace terminates (held by a finalizer on its content), creates in it are 403 Forbidden; it goes once the finalizer is removed.", Run: func(e *Env) {
+		ns := e.Namespace + "-x"
+		e.Create("create namespace", Namespaces, &corev1.Namespace{TypeMeta: metav1.TypeMeta{Kind: "Namespace", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: ns}})
+		home := e.Namespace
+		e.Namespace = ns
+		e.Create("create held", ConfigMaps, held(configMap("held", nil), hold))
+		e.Namespace = home
+		e.Delete("delete namespace", Namespaces, ns, metav1.DeleteOptions{})
+		e.Namespace = ns
+		e.WaitUntil(ConfigMaps, "held", func(obj map[string]any) bool { return meta(obj)["deletionTimestamp"] != nil })
+		e.Get("get held", ConfigMaps, "held")
+		e.Create("create in the terminating namespace", ConfigMaps, configMap("late", nil))
+		e.Patch("release held", ConfigMaps, "held", "", types.JSONPatchType, `[{"op":"remove","path":"/metadata/finalizers"}]`)
+		e.Namespace = home
+		e.WaitGone(Namespaces, ns)
+		e.Get("get namespace after", Namespaces, ns)
+	}},
+	// --- what the fake does not model (kept differences, measured) ---
 	{Name: "events-shared-between-apis", Doc: "A core/v1 Event is also an events.k8s.io/v1 Event on kube-apiserver (one storage).", Run: func(e *Env) {
 		ev := &corev1.Event{
 			TypeMeta:       metav1.TypeMeta{Kind: "Event", APIVersion: "v1"},

@@ -54,3 +54,56 @@ func TestDeleteCollectionAnswersTheListOfDeletedObjects(t *testing.T) {
 		}
 	})
 }
+
+func TestCreateWithUnknownFieldsIsRefusedOnlyWhenStrict(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, fakeapi.Options{})
+		cs := e.clientset(t, "user")
+		mustNamespace(t, cs, "ns")
+		body := func(name string) []byte {
+			return []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"` + name + `"},"Data":{"k":"v"},"extra":"x"}`)
+		}
+		for _, tc := range []struct {
+			name, validation string
+			code             int
+		}{{"a", "", 201}, {"b", metav1.FieldValidationStrict, 400}, {"c", metav1.FieldValidationIgnore, 201}, {"d", metav1.FieldValidationWarn, 201}} {
+			var code int
+			req := cs.CoreV1().RESTClient().Post().Namespace("ns").Resource("configmaps").SetHeader("Content-Type", "application/json").Body(body(tc.name))
+			if tc.validation != "" {
+				req = req.Param("fieldValidation", tc.validation)
+			}
+			raw, _ := req.Do(context.Background()).StatusCode(&code).Raw()
+			if code != tc.code {
+				t.Errorf("create %s (fieldValidation %q): %d %s, want %d", tc.name, tc.validation, code, raw, tc.code)
+				continue
+			}
+			if code == 201 {
+				var got corev1.ConfigMap
+				if err := json.Unmarshal(raw, &got); err != nil || len(got.Data) != 0 {
+					t.Errorf("create %s: data %v (%v), want none: \"Data\" is not \"data\"", tc.name, got.Data, err)
+				}
+			}
+		}
+	})
+}
+
+func TestNamespaceDeleteIsAnsweredWithTheTerminatingNamespace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, fakeapi.Options{})
+		cs := e.clientset(t, "user")
+		mustNamespace(t, cs, "x")
+		var code int
+		raw, err := cs.CoreV1().RESTClient().Delete().Resource("namespaces").Name("x").
+			SetHeader("Accept", "application/json").Do(context.Background()).StatusCode(&code).Raw()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ns corev1.Namespace
+		if err := json.Unmarshal(raw, &ns); err != nil || code != 200 || ns.Kind != "Namespace" || ns.DeletionTimestamp == nil || ns.Status.Phase != corev1.NamespaceTerminating {
+			t.Errorf("answer %d %s (%v), want 200 with the Namespace, deletionTimestamp set, phase Terminating", code, raw, err)
+		}
+		if _, err := cs.CoreV1().Namespaces().Get(context.Background(), "x", metav1.GetOptions{}); err == nil {
+			t.Errorf("namespace still there after the delete of an empty namespace, want it gone (the namespace controller's work is done at once)")
+		}
+	})
+}

@@ -57,6 +57,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	runtimeserializer "k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -438,7 +439,12 @@ func (h *handler) serveResource(w nethttp.ResponseWriter, req *request) {
 		}
 		out, err := req.client.DeleteWithResult(ctx, req.gvr, req.ns, req.name, opts)
 		if err == nil && out != nil {
-			if m, merr := meta.Accessor(out); merr == nil && m.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) > 0 {
+			// A namespace marked Terminating is answered as the object even
+			// when the store (doing the namespace controller's work at
+			// once) has already removed it: kube-apiserver answers the
+			// mark, the controller removes it later.
+			terminating := req.gvr.Group == "" && req.gvr.Resource == "namespaces"
+			if m, merr := meta.Accessor(out); merr == nil && m.GetDeletionTimestamp() != nil && (len(m.GetFinalizers()) > 0 || terminating) {
 				// Still there (finalizers): kube-apiserver answers the
 				// object, 202 Accepted if the client asked for cascading
 				// deletion with orphanDependents=false, else 200.
@@ -532,6 +538,11 @@ func unsupportedMediaType(ct string, accepted ...string) error {
 	}}
 }
 
+// strictCodecs decodes bodies of built-ins, reporting unknown and
+// duplicate fields as strict decoding errors (ignored unless the request
+// asks for fieldValidation=Strict).
+var strictCodecs = runtimeserializer.NewCodecFactory(scheme.Scheme, runtimeserializer.EnableStrict)
+
 // decodeObject decodes the request body as an object of req's kind: typed
 // for built-ins (JSON, YAML or protobuf), unstructured for custom resources
 // (JSON or YAML). A body without apiVersion/kind is taken to be of the
@@ -566,7 +577,18 @@ func (h *handler) decodeObject(req *request) (runtime.Object, error) {
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)
 		}
-		obj, got, err = scheme.Codecs.UniversalDeserializer().Decode(body, &gvk, into)
+		// Field names are case-sensitive; an unknown field is dropped, or
+		// with fieldValidation=Strict refused (400 with the strict
+		// decoding error), as kube-apiserver decodes a body. Protobuf has
+		// no unknown fields to check.
+		strict := req.r.URL.Query().Get("fieldValidation") == metav1.FieldValidationStrict && ct != runtime.ContentTypeProtobuf
+		obj, got, err = strictCodecs.UniversalDeserializer().Decode(body, &gvk, into)
+		if err != nil && runtime.IsStrictDecodingError(err) && !strict {
+			err = nil
+		}
+		if err != nil && runtime.IsStrictDecodingError(err) {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
 		if err != nil {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("cannot decode the body as %s: %v", gvk.Kind, err))
 		}

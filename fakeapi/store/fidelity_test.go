@@ -135,3 +135,27 @@ func TestNamespaceIsLabelledWithItsNameAndCarriesTheKubernetesFinalizer(t *testi
 		t.Errorf("updated namespace labels %v, want x=y and the name label kept", l)
 	}
 }
+
+func TestMergePatchFieldNamesAreCaseSensitive(t *testing.T) {
+	s, _ := newTestStore(t, 0)
+	c := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}, Data: map[string]string{"k": "1"}}
+	created, _, err := s.Create(configmapsGVR, "ns", c, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv := created.(*corev1.ConfigMap).ResourceVersion
+	out, evs, err := s.Patch(configmapsGVR, "ns", "a", types.MergePatchType, []byte(`{"Data":{"k":"2","n":"3"}}`), metav1.PatchOptions{}, "")
+	if err != nil {
+		t.Fatalf("patch of an unknown field (default fieldValidation): %v, want it dropped", err)
+	}
+	got := out.(*corev1.ConfigMap)
+	if len(got.Data) != 1 || got.Data["k"] != "1" || got.ResourceVersion != rv || len(evs) != 0 {
+		t.Errorf("after patching \"Data\": data %v at resourceVersion %s with %d events; want data untouched {k:1} at %s and no write",
+			got.Data, got.ResourceVersion, len(evs), rv)
+	}
+	_, _, err = s.Patch(configmapsGVR, "ns", "a", types.MergePatchType, []byte(`{"Data":{"k":"4"}}`), metav1.PatchOptions{FieldValidation: metav1.FieldValidationStrict}, "")
+	st, ok := err.(apierrors.APIStatus)
+	if !ok || st.Status().Code != 422 || st.Status().Details == nil || len(st.Status().Details.Causes) != 1 || st.Status().Details.Causes[0].Field != "patch" {
+		t.Errorf("strict patch of an unknown field: %v, want 422 Invalid with one cause on \"patch\"", err)
+	}
+}

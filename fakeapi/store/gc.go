@@ -34,7 +34,11 @@ func (s *Store) deleteObject(ref objRef, policy metav1.DeletionPropagation, byGC
 	}
 	ev := s.commit(ref.res, ref.key, o, cur, "delete", "", byGC)
 	events = append(events, ev)
-	return o, s.processTerminating(ref, events)
+	events = s.processTerminating(ref, events)
+	if isNamespaces(ref.res) {
+		events = s.emptyNamespace(ref, events)
+	}
+	return o, events
 }
 
 // markedForDeletion returns a copy of cur as a delete with policy marks
@@ -53,10 +57,11 @@ func (s *Store) markedForDeletion(cur runtime.Object, policy metav1.DeletionProp
 			finalizers = append(finalizers, metav1.FinalizerDeleteDependents)
 		}
 	}
-	if len(finalizers) == 0 {
+	if len(finalizers) == 0 && !namespaceHoldsDeletion(cur) {
 		return nil, false
 	}
 	o := cur.DeepCopyObject()
+	markNamespaceTerminating(o)
 	om := mustAccessor(o)
 	om.SetFinalizers(finalizers)
 	if om.GetGeneration() > 0 {
@@ -155,7 +160,8 @@ func (s *Store) afterRemoval(ev Event, events []Event) []Event {
 	for _, d := range s.dependentsOf(last.GetUID()) {
 		events = s.collectIfOrphaned(d, events)
 	}
-	return s.releaseOwners(last, events)
+	events = s.releaseOwners(last, events)
+	return s.finalizeNamespace(last.GetNamespace(), events)
 }
 
 // afterUpdate runs the collector after an update: a terminating object

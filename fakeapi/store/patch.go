@@ -12,6 +12,7 @@ import (
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/types"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/mergepatch"
@@ -95,7 +96,7 @@ func (s *Store) Patch(gvr schema.GroupVersionResource, ns, name string, pt types
 			return nil, nil, apierrors.NewInternalError(err)
 		}
 	}
-	obj, err := s.decodePatched(r, patched)
+	obj, err := s.decodePatched(r, patched, opts.FieldValidation == metav1.FieldValidationStrict)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -112,13 +113,19 @@ func (s *Store) Patch(gvr schema.GroupVersionResource, ns, name string, pt types
 
 // decodePatched decodes a patched object's JSON into r's representation;
 // a result that does not decode gets 422 as the patch handler gives it.
-func (s *Store) decodePatched(r *resState, patched []byte) (runtime.Object, error) {
+// Field names are case-sensitive, as kube-apiserver's decoder
+// (sigs.k8s.io/json) reads them: a wrongly cased field ("Data" for
+// "data") is an unknown field, dropped, or with strict (fieldValidation
+// Strict) a 422 naming it; for built-ins only (custom resources are
+// neither pruned nor checked for unknown fields: the store has no schema).
+func (s *Store) decodePatched(r *resState, patched []byte, strict bool) (runtime.Object, error) {
 	invalid := func(err error) error {
 		return apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{field.Invalid(field.NewPath("patch"), string(patched), err.Error())})
 	}
 	if r.typed {
 		obj := r.newObject(s)
-		if err := json.Unmarshal(patched, obj); err != nil {
+		dec := kjson.NewSerializerWithOptions(kjson.DefaultMetaFactory, s.scheme, s.scheme, kjson.SerializerOptions{Strict: true})
+		if _, _, err := dec.Decode(patched, &r.gvk, obj); err != nil && (strict || !runtime.IsStrictDecodingError(err)) {
 			return nil, invalid(err)
 		}
 		obj.GetObjectKind().SetGroupVersionKind(r.gvk)

@@ -159,6 +159,9 @@ func (s *Store) Create(gvr schema.GroupVersionResource, ns string, obj runtime.O
 	if m.GetResourceVersion() != "" {
 		return nil, nil, errRVSetOnCreate
 	}
+	if err := s.errIfNamespaceTerminating(r, m.GetNamespace(), m.GetName()); err != nil {
+		return nil, nil, err
+	}
 	key := objectKey(m.GetNamespace(), m.GetName())
 	if _, exists := r.objects[key]; exists {
 		return nil, nil, apierrors.NewAlreadyExists(r.groupResource(), m.GetName())
