@@ -177,6 +177,11 @@ type ResourceInfo struct {
 	// Validate, optional, checks an object before create and update (a CRD's
 	// OpenAPI schema in spirit) and returns 422 Invalid causes.
 	Validate func(obj *unstructured.Unstructured) field.ErrorList
+	// ShortNames and Categories, optional, are a CRD's spec.names.shortNames
+	// and spec.names.categories, listed in discovery (`kubectl get bph`,
+	// `kubectl get all`). Built-ins get kube-apiserver's from fakeapi/http.
+	ShortNames []string
+	Categories []string
 }
 
 // RegisterCRD serves a custom resource as unstructured objects.
@@ -190,6 +195,8 @@ func (s *Server) RegisterCRD(info ResourceInfo) error {
 		Namespaced: info.Namespaced,
 		HasStatus:  info.HasStatus,
 		Validate:   info.Validate,
+		ShortNames: info.ShortNames,
+		Categories: info.Categories,
 	})
 }
 
@@ -201,7 +208,8 @@ func (s *Server) Resources() []ResourceInfo {
 	var out []ResourceInfo
 	for _, r := range s.st.Resources() {
 		out = append(out, ResourceInfo{GVR: r.GVR, Kind: r.Kind, ListKind: r.ListKind,
-			Namespaced: r.Namespaced, HasStatus: r.HasStatus, Validate: r.Validate})
+			Namespaced: r.Namespaced, HasStatus: r.HasStatus, Validate: r.Validate,
+			ShortNames: r.ShortNames, Categories: r.Categories})
 	}
 	return out
 }

@@ -476,7 +476,19 @@ var Cases = []Case{
 		e.List("spec.replicas=1", Bellerophons, metav1.ListOptions{FieldSelector: "spec.replicas=1"})
 	}},
 
+	// --- discovery ---
+	{Name: "discovery-names", Doc: "Aggregated discovery: the short names, categories, verbs and subresources kubectl resolves names with, for the built-ins the lab serves and Bellerophon's CRD.", Run: func(e *Env) {
+		e.Discovery("core resources", "/api", "", "configmaps", "events", "secrets")
+		e.Discovery("namespaces", "/api", "", "namespaces")
+		e.Discovery("pods", "/api", "", "pods")
+		e.Discovery("events.k8s.io resources", "/apis", "events.k8s.io", "events")
+		e.Discovery("custom resources", "/apis", "lab.cachelab.dev", "bellerophons")
+	}},
+
 	// --- namespaces ---
+	{Name: "namespace-delete-collection-not-allowed", Doc: "Namespaces have no deletecollection: 405 MethodNotAllowed.", Run: func(e *Env) {
+		e.DeleteCollection("delete namespaces labelled fidelity=none", Namespaces, metav1.ListOptions{LabelSelector: "fidelity=none"})
+	}},
 	{Name: "namespace-delete-terminates", Doc: "Deleting a namespace: kube-apiserver marks it Terminating and the namespace controller removes it later.", Run: func(e *Env) {
 		ns := e.Namespace + "-x"
 		e.Create("create namespace", Namespaces, &corev1.Namespace{TypeMeta: metav1.TypeMeta{Kind: "Namespace", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: ns}})

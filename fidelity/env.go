@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -498,4 +500,57 @@ func streamWatch(body io.ReadCloser, buffer int) *Watch {
 		}
 	}()
 	return w
+}
+
+// Discovery GETs the aggregated discovery document at path ("/api" or
+// "/apis", Accept apidiscovery.k8s.io/v2) and records, as a note, what
+// clients resolve names with for the named resources of group: per
+// resource its scope, singular name, short names, categories, verbs and
+// subresources (each sorted). A resource the document lacks is noted as
+// missing.
+func (e *Env) Discovery(step, path, group string, resources ...string) {
+	raw, err := e.rc.Get().AbsPath(path).MaxRetries(0).
+		SetHeader("Accept", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList").Do(e.ctx).Raw()
+	if err != nil {
+		e.record(RawAnswer{Step: step, Body: statusBody(err), Note: "discovery failed"})
+		return
+	}
+	var doc apidiscoveryv2.APIGroupDiscoveryList
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		e.Note(step, "discovery is not an APIGroupDiscoveryList: "+err.Error())
+		return
+	}
+	found := map[string]apidiscoveryv2.APIResourceDiscovery{}
+	for _, g := range doc.Items {
+		if g.Name != group {
+			continue
+		}
+		for _, v := range g.Versions {
+			for _, r := range v.Resources {
+				if _, ok := found[r.Resource]; !ok {
+					found[r.Resource] = r
+				}
+			}
+		}
+	}
+	sorted := func(in []string) string {
+		out := slices.Clone(in)
+		slices.Sort(out)
+		return "[" + strings.Join(out, " ") + "]"
+	}
+	var lines []string
+	for _, name := range resources {
+		r, ok := found[name]
+		if !ok {
+			lines = append(lines, name+": missing")
+			continue
+		}
+		var subs []string
+		for _, s := range r.Subresources {
+			subs = append(subs, s.Subresource+sorted(s.Verbs))
+		}
+		lines = append(lines, fmt.Sprintf("%s: scope=%s singular=%s short=%s categories=%s verbs=%s sub=%s",
+			name, r.Scope, r.SingularResource, sorted(r.ShortNames), sorted(r.Categories), sorted(r.Verbs), sorted(subs)))
+	}
+	e.Note(step, strings.Join(lines, "; "))
 }

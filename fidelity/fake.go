@@ -53,6 +53,8 @@ func crdInfo(manifest []byte) (fakeapi.ResourceInfo, error) {
 	plural, _, _ := unstructured.NestedString(u.Object, "spec", "names", "plural")
 	scope, _, _ := unstructured.NestedString(u.Object, "spec", "scope")
 	versions, _, _ := unstructured.NestedSlice(u.Object, "spec", "versions")
+	shortNames, _, _ := unstructured.NestedStringSlice(u.Object, "spec", "names", "shortNames")
+	categories, _, _ := unstructured.NestedStringSlice(u.Object, "spec", "names", "categories")
 	if group == "" || kind == "" || plural == "" || len(versions) != 1 {
 		return fakeapi.ResourceInfo{}, fmt.Errorf("fidelity: CRD manifest: want spec.group, spec.names.kind, spec.names.plural and one version")
 	}
@@ -65,6 +67,8 @@ func crdInfo(manifest []byte) (fakeapi.ResourceInfo, error) {
 		ListKind:   listKind,
 		Namespaced: scope != "Cluster",
 		HasStatus:  hasStatus,
+		ShortNames: shortNames,
+		Categories: categories,
 	}, nil
 }
 

@@ -16,6 +16,24 @@ import (
 // resourceVerbs are the verbs every served resource supports.
 var resourceVerbs = metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
 
+// namespaceVerbs are the namespaces' verbs: no deletecollection, as
+// kube-apiserver's namespace storage.
+var namespaceVerbs = metav1.Verbs{"create", "delete", "get", "list", "patch", "update", "watch"}
+
+// verbsOf returns the verbs of a served resource.
+func verbsOf(gvr schema.GroupVersionResource) metav1.Verbs {
+	if !hasDeleteCollection(gvr) {
+		return namespaceVerbs
+	}
+	return resourceVerbs
+}
+
+// hasDeleteCollection reports whether the resource serves deletecollection
+// (every one but namespaces).
+func hasDeleteCollection(gvr schema.GroupVersionResource) bool {
+	return gvr != schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+}
+
 // statusVerbs are the verbs of a status subresource.
 var statusVerbs = metav1.Verbs{"get", "patch", "update"}
 
@@ -94,10 +112,35 @@ func (h *handler) apiGroup(name string) (*metav1.APIGroup, bool) {
 // shortNames are kube-apiserver's short names for the built-in resources
 // served, so `kubectl get cm` works as on a real cluster.
 var shortNames = map[schema.GroupVersionResource][]string{
-	{Version: "v1", Resource: "configmaps"}: {"cm"},
-	{Version: "v1", Resource: "namespaces"}: {"ns"},
-	{Version: "v1", Resource: "pods"}:       {"po"},
-	{Version: "v1", Resource: "events"}:     {"ev"},
+	{Version: "v1", Resource: "configmaps"}:                     {"cm"},
+	{Version: "v1", Resource: "namespaces"}:                     {"ns"},
+	{Version: "v1", Resource: "pods"}:                           {"po"},
+	{Version: "v1", Resource: "events"}:                         {"ev"},
+	{Group: "events.k8s.io", Version: "v1", Resource: "events"}: {"ev"},
+}
+
+// shortNamesOf returns a resource's short names: a CRD's own, else
+// kube-apiserver's for the built-in.
+func shortNamesOf(res fakeapi.ResourceInfo) []string {
+	if len(res.ShortNames) > 0 {
+		return res.ShortNames
+	}
+	return shortNames[res.GVR]
+}
+
+// categoriesOf returns a resource's categories: a CRD's own, else
+// kube-apiserver's for the built-in.
+func categoriesOf(res fakeapi.ResourceInfo) []string {
+	if len(res.Categories) > 0 {
+		return res.Categories
+	}
+	return builtinCategories[res.GVR]
+}
+
+// builtinCategories are kube-apiserver's categories for the built-in
+// resources served (`kubectl get all` lists pods).
+var builtinCategories = map[schema.GroupVersionResource][]string{
+	{Version: "v1", Resource: "pods"}: {"all"},
 }
 
 // apiResourceList is the /api/v1 or /apis/G/V document.
@@ -107,10 +150,11 @@ func (h *handler) apiResourceList(gv schema.GroupVersion, resources []fakeapi.Re
 		list.APIResources = append(list.APIResources, metav1.APIResource{
 			Name:         res.GVR.Resource,
 			SingularName: strings.ToLower(res.Kind),
-			ShortNames:   shortNames[res.GVR],
+			ShortNames:   shortNamesOf(res),
+			Categories:   categoriesOf(res),
 			Namespaced:   res.Namespaced,
 			Kind:         res.Kind,
-			Verbs:        resourceVerbs,
+			Verbs:        verbsOf(res.GVR),
 		})
 		if res.HasStatus {
 			list.APIResources = append(list.APIResources, metav1.APIResource{
@@ -166,8 +210,9 @@ func (h *handler) aggregatedDiscovery(core bool) *apidiscoveryv2.APIGroupDiscove
 			ResponseKind:     kind,
 			Scope:            scope,
 			SingularResource: strings.ToLower(res.Kind),
-			ShortNames:       shortNames[res.GVR],
-			Verbs:            resourceVerbs,
+			ShortNames:       shortNamesOf(res),
+			Categories:       categoriesOf(res),
+			Verbs:            verbsOf(res.GVR),
 		}
 		if res.HasStatus {
 			rd.Subresources = []apidiscoveryv2.APISubresourceDiscovery{{Subresource: "status", ResponseKind: kind, Verbs: statusVerbs}}

@@ -415,6 +415,10 @@ func (h *handler) serveResource(w nethttp.ResponseWriter, req *request) {
 			h.writeError(w, r, err)
 			return
 		}
+		if collection && !hasDeleteCollection(req.gvr) {
+			h.writeError(w, r, apierrors.NewMethodNotSupported(gr, "deletecollection"))
+			return
+		}
 		if collection {
 			var lo metav1.ListOptions
 			if err := decodeQuery(r, &lo); err != nil {

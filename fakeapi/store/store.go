@@ -98,6 +98,10 @@ type Resource struct {
 	// Invalid with these causes. Only used for resources served as
 	// unstructured (registered CRDs).
 	Validate func(obj *unstructured.Unstructured) field.ErrorList
+	// ShortNames and Categories are a CRD's, kept for discovery; the
+	// store does not use them.
+	ShortNames []string
+	Categories []string
 }
 
 // Event is one revision of the store as a watch sees it: the object after the
