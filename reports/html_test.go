@@ -305,3 +305,37 @@ func TestInlinedAssetsCannotEndTheirElementEarly(t *testing.T) {
 		}
 	}
 }
+
+func TestIndexLeadsWithRunsAsExpectedSoACaughtMutantIsNotShownAsARedFailure(t *testing.T) {
+	caught := NewIndexEntry(fixtureFailing(), "a/naivecache/report.html")
+	caught.Expected, caught.Note = AsExpected, "caught: convergence"
+	missed := NewIndexEntry(fixtureFailing(), "b/naivecache/report.html")
+	missed.Scenario = "b"
+	missed.Expected, missed.Note = Unexpected, "unexpected: convergence (expected pass, got fail)"
+	var b bytes.Buffer
+	if err := IndexTitled(&b, "cachelab: every built-in scenario", []IndexEntry{caught, missed}); err != nil {
+		t.Fatal(err)
+	}
+	html := b.String()
+	for _, want := range []string{
+		`<title>cachelab: every built-in scenario: 2 runs</title>`,
+		`<span class="badge badge-lg pass">1 as expected</span>`,
+		`<span class="badge badge-lg fail">1 unexpected</span>`,
+		`0 of 2 runs passed every invariant, 2 failed at least one`,
+		`<span class="badge pass">as expected</span> <span class="note">caught: convergence</span>`,
+		`<span class="badge fail">unexpected</span> <span class="note">unexpected: convergence (expected pass, got fail)</span>`,
+		`share as expected`,
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("index lacks %q", want)
+		}
+	}
+	// Only the unexpected run is marked red; the caught one is not.
+	if n := strings.Count(html, `<tr class="r-fail">`); n != 1 {
+		t.Errorf("%d rows marked as failures, want 1 (the unexpected run)", n)
+	}
+	// naivecache: 2 runs, 1 as expected, 1 unexpected, raw 0 pass, 2 fail.
+	if !regexp.MustCompile(`<td class="mono">naivecache</td><td>2</td><td class="n-pass">1</td><td class="n-fail">1</td><td class="n-pass">0</td><td class="n-fail">2</td>`).MatchString(html) {
+		t.Errorf("subject row does not count 1 as expected, 1 unexpected, 0 pass, 2 fail")
+	}
+}

@@ -16,6 +16,9 @@ type indexPage struct {
 	Rows       []indexRow
 	Subjects   []subjectSummary
 	Total      subjectSummary
+	// Judged is true when some run says whether it went as expected; the
+	// page then leads with that, not with the raw verdicts.
+	Judged bool
 }
 
 type indexRow struct {
@@ -34,10 +37,18 @@ type subjectSummary struct {
 	Subject             string
 	Runs                int
 	Pass, Fail, Unknown int
+	// AsExpected and Unexpected count the runs by IndexEntry.Expected.
+	AsExpected, Unexpected int
 }
 
-func (s *subjectSummary) add(st invariants.Status) {
+func (s *subjectSummary) add(st invariants.Status, exp Expectation) {
 	s.Runs++
+	switch exp {
+	case AsExpected:
+		s.AsExpected++
+	case Unexpected:
+		s.Unexpected++
+	}
 	switch st {
 	case invariants.Pass:
 		s.Pass++
@@ -51,12 +62,24 @@ func (s *subjectSummary) add(st invariants.Status) {
 // Index writes an offline HTML page listing a batch of runs: a summary of
 // pass/fail per subject, then a sortable table with one row per run
 // (scenario, subject, seed, one column per invariant, the overall status
-// and a link to the run's report). Rows keep the order given until a
-// column header is clicked. It is a pure function of entries.
+// and a link to the run's report). When entries say whether they went as
+// expected (IndexEntry.Expected), the page leads with that: the header
+// counts runs as expected and unexpected, each row and subject shows it,
+// and only unexpected rows are marked red. Rows keep the order given until
+// a column header is clicked. It is a pure function of entries.
 func Index(w io.Writer, entries []IndexEntry) error {
-	page := indexPage{Title: fmt.Sprintf("cachelab: %d runs", len(entries))}
+	return IndexTitled(w, "", entries)
+}
+
+// IndexTitled is Index with a title saying what the batch was
+// ("cachelab: every built-in scenario"); the run count is added to it.
+func IndexTitled(w io.Writer, title string, entries []IndexEntry) error {
+	if title == "" {
+		title = "cachelab"
+	}
+	page := indexPage{Title: fmt.Sprintf("%s: %d runs", title, len(entries))}
 	if len(entries) == 1 {
-		page.Title = "cachelab: 1 run"
+		page.Title = title + ": 1 run"
 	}
 	col := map[string]int{}
 	for _, e := range entries {
@@ -82,8 +105,9 @@ func Index(w io.Writer, entries []IndexEntry) error {
 			s = &subjectSummary{Subject: e.Subject}
 			subj[e.Subject] = s
 		}
-		s.add(row.Status)
-		page.Total.add(row.Status)
+		s.add(row.Status, e.Expected)
+		page.Total.add(row.Status, e.Expected)
+		page.Judged = page.Judged || e.Expected != ""
 	}
 	for _, s := range subj {
 		page.Subjects = append(page.Subjects, *s)
@@ -95,4 +119,29 @@ func Index(w io.Writer, entries []IndexEntry) error {
 	}
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// RowClass is the run row's CSS class: when the page is judged, only an
+// unexpected run is marked (a failure the scenario expects is the lab
+// working); otherwise the raw result.
+func (r indexRow) RowClass(judged bool) string {
+	if judged {
+		if r.Expected == Unexpected {
+			return "r-fail"
+		}
+		return ""
+	}
+	return "r-" + string(r.Status)
+}
+
+// ExpectedStatus is the status the expectation cell is drawn and sorted
+// as: pass for as expected, fail for unexpected, unknown when not judged.
+func (r indexRow) ExpectedStatus() invariants.Status {
+	switch r.Expected {
+	case AsExpected:
+		return invariants.Pass
+	case Unexpected:
+		return invariants.Fail
+	}
+	return invariants.Unknown
 }

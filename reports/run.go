@@ -41,10 +41,30 @@ type IndexEntry struct {
 	// Outcome is the trace's outcome ("quiet", "deadline", "error: ...").
 	// Optional.
 	Outcome string
-	// Note is shown next to the run's result, e.g. "as expected" or
-	// "expected fail, got pass". Optional.
+	// Expected says whether the run went as its scenario (or, for a
+	// random or file plan, the lab) expects: AsExpected, Unexpected, or ""
+	// when nothing judged it. The index shows it beside the raw result,
+	// which counts an expected failure (a mutant caught) or an unsound sync
+	// definition (a measurement) as "fail". Optional.
+	Expected Expectation
+	// Note is shown next to the run's expectation or result, e.g. "caught
+	// as expected: finalizers" or "expected fail, got pass". Optional.
 	Note string
 }
+
+// Expectation is whether a run went as expected (see IndexEntry.Expected).
+type Expectation string
+
+// The expectations of a run.
+const (
+	// AsExpected: every verdict is what the scenario expects (failures
+	// included), or, for a plan without a scenario, no property of the
+	// subject failed.
+	AsExpected Expectation = "as expected"
+	// Unexpected: at least one verdict differs from the expectation, or the
+	// run could not run.
+	Unexpected Expectation = "unexpected"
+)
 
 // NewIndexEntry describes run for Index, linking to its report at href
 // (relative to the index page).

@@ -78,7 +78,7 @@ func writeHTML(w io.Writer, run reports.Run) error { return reports.HTML(w, run)
 
 // writeIndex renders the index of a batch.
 func writeIndex(w io.Writer, title string, entries []reports.IndexEntry) error {
-	return reports.Index(w, entries)
+	return reports.IndexTitled(w, title, entries)
 }
 
 // writeJSON writes one run's verdicts.

@@ -386,7 +386,9 @@ func WriteBatch(out, title string, results []*Result, opt Options) error {
 				href = filepath.ToSlash(rel)
 			}
 		}
-		entries = append(entries, reports.NewIndexEntry(run, href))
+		e := reports.NewIndexEntry(run, href)
+		e.Expected, e.Note = expectation(r)
+		entries = append(entries, e)
 		run.Verdicts = junitVerdicts(r)
 		if r.Err != nil {
 			// JUnit marks a run that failed as such (<error>) from the
@@ -423,6 +425,50 @@ func WriteBatch(out, title string, results []*Result, opt Options) error {
 		return fmt.Errorf("writing %s: %s", out, strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// expectation is how the index shows whether r went as expected, and why:
+// the unexpected verdicts, else the bugs caught and the sync definitions
+// measured unsound (why the raw result says fail).
+func expectation(r *Result) (reports.Expectation, string) {
+	if !r.OK() {
+		var what []string
+		if r.Err != nil {
+			what = append(what, "the run failed: "+firstLineOf(r.Err.Error()))
+		}
+		if r.Judged() {
+			for _, m := range r.Mismatches {
+				got := m.Got
+				if got == "" {
+					got = "no verdict"
+				}
+				what = append(what, fmt.Sprintf("%s (expected %s, got %s)", m.Invariant, m.Want, got))
+			}
+		} else {
+			for _, v := range r.Verdicts {
+				if v.Status == invariants.Fail && !IsMeasurement(v.Invariant) {
+					what = append(what, v.Invariant)
+				}
+			}
+		}
+		return reports.Unexpected, "unexpected: " + strings.Join(what, "; ")
+	}
+	var parts []string
+	if c := r.ExpectedFailures(); len(c) > 0 {
+		parts = append(parts, "caught: "+strings.Join(c, ", "))
+	}
+	if u := r.Unjudged(); len(u) > 0 {
+		parts = append(parts, "also failed: "+strings.Join(u, ", "))
+	}
+	if m := r.Measured(); len(m) > 0 {
+		parts = append(parts, "unsound sync: "+strings.Join(m, ", "))
+	}
+	return reports.AsExpected, strings.Join(parts, "; ")
+}
+
+func firstLineOf(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
 
 // junitVerdicts are r's verdicts as the JUnit file shows them (see

@@ -126,3 +126,39 @@ func TestFaultDiffIgnoresTheOrderOfFaultsWithinOneInstantButNotTheirTimes(t *tes
 		t.Errorf("a missing fault: same=%v %s", same, desc)
 	}
 }
+
+func TestTheIndexSaysWhichRunsWentAsExpectedAndWhy(t *testing.T) {
+	s, err := scenarios.Parse("data/x.txt", []byte("scenario x\ntitle t\nedge 7\nat 1s user delete configmaps default/a\n----\nnaivecache: no-lost-deletes=fail\nlegacy-deltafifo: no-lost-deletes=pass\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pn, pl := s.PlanFor("naivecache"), s.PlanFor("legacy-deltafifo")
+	fails := []invariants.Verdict{
+		{Invariant: "no-lost-deletes", Status: invariants.Fail, Reason: "kept a deleted object"},
+		{Invariant: "sync-soundness/desired", Status: invariants.Fail, Reason: "measured"},
+	}
+	caught := &Result{Job: NewJob(&pn, s), Verdicts: fails}
+	caught.Mismatches = s.Compare("naivecache", fails)
+	missed := &Result{Job: NewJob(&pl, s), Verdicts: fails}
+	missed.Mismatches = s.Compare("legacy-deltafifo", fails)
+	random := &Result{Job: NewJob(&sim.Plan{Name: "random-1", Subject: "naivecache"}, nil), Verdicts: fails[1:]}
+	out := t.TempDir()
+	if err := WriteBatch(out, "cachelab: test batch", []*Result{caught, missed, random}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(out, IndexFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(data)
+	for _, want := range []string{
+		"cachelab: test batch: 3 runs",
+		`2 as expected</span>`, `1 unexpected</span>`,
+		"caught: no-lost-deletes; unsound sync: desired",
+		"unexpected: no-lost-deletes (expected pass, got fail)",
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("index lacks %q", want)
+		}
+	}
+}
