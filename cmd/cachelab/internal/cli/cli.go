@@ -13,6 +13,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/go-logr/logr"
+	"k8s.io/klog/v2"
+
 	"github.com/cachelab/cachelab/cmd/cachelab/internal/lab"
 	"github.com/cachelab/cachelab/scenarios"
 	"github.com/cachelab/cachelab/sim"
@@ -86,6 +89,7 @@ func commands() []command {
 // Main runs the command line args (without the program name) and returns
 // the exit code.
 func Main(args []string, env *Env) int {
+	quietClientGo()
 	if env.Prog == "" {
 		env.Prog = "cachelab"
 	}
@@ -114,6 +118,17 @@ func Main(args []string, env *Env) int {
 	}
 	fmt.Fprintf(env.Stderr, "cachelab: unknown command %q%s\nRun `%s --help` for usage.\n", args[0], scenarios.Suggest(args[0], names), env.Prog)
 	return ExitUsage
+}
+
+// quietClientGo keeps client-go's klog lines (a broken watch, a request
+// error, an Event the server rejected: the faults the lab injects, which
+// the trace records) off the terminal, unless $CACHELAB_KLOG is set.
+// Sending klog to a discarding logger is needed: with only
+// klog.SetOutput(io.Discard), klog still copies ERROR lines to stderr.
+func quietClientGo() {
+	if os.Getenv("CACHELAB_KLOG") == "" {
+		klog.SetLogger(logr.Discard())
+	}
 }
 
 func isHelp(a string) bool { return a == "-h" || a == "--help" || a == "-help" }

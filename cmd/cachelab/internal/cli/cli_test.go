@@ -2,11 +2,15 @@ package cli
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/klog/v2"
 
 	"github.com/cachelab/cachelab/cmd/cachelab/internal/lab"
 	"github.com/cachelab/cachelab/scenarios"
@@ -319,5 +323,29 @@ func TestServeRejectsABadFaultProfileAndStrayArgumentsBeforeListening(t *testing
 	}
 	if _, err := os.Stat(filepath.Join(dir, "kc")); err == nil {
 		t.Fatal("a refused serve wrote a kubeconfig")
+	}
+}
+
+func TestClientGoErrorLogsStayOffTheTerminal(t *testing.T) {
+	// As main sets klog up; an ERROR line still went to stderr.
+	klog.LogToStderr(false)
+	klog.SetOutput(io.Discard)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := os.Stderr
+	os.Stderr = w
+	if code, _, errs := run(t, "version"); code != ExitOK {
+		os.Stderr = saved
+		t.Fatalf("version exited %d: %s", code, errs)
+	}
+	klog.ErrorS(errors.New("injected by cachelab's fault policy"), "Failed to watch")
+	klog.Flush()
+	os.Stderr = saved
+	w.Close()
+	got, _ := io.ReadAll(r)
+	if len(got) > 0 {
+		t.Errorf("client-go's klog wrote to stderr during a command: %q", got)
 	}
 }
