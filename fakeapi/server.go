@@ -177,6 +177,11 @@ type ResourceInfo struct {
 	// Validate, optional, checks an object before create and update (a CRD's
 	// OpenAPI schema in spirit) and returns 422 Invalid causes.
 	Validate func(obj *unstructured.Unstructured) field.ErrorList
+	// Prune, optional, drops the fields a CRD's structural schema does not
+	// know from an object, in place, and returns their paths, as
+	// kube-apiserver prunes custom resources (with fieldValidation=Strict
+	// unknown fields are refused instead). Without it nothing is pruned.
+	Prune func(obj *unstructured.Unstructured) (unknown []string)
 	// ShortNames and Categories, optional, are a CRD's spec.names.shortNames
 	// and spec.names.categories, listed in discovery (`kubectl get bph`,
 	// `kubectl get all`). Built-ins get kube-apiserver's from fakeapi/http.
@@ -195,6 +200,7 @@ func (s *Server) RegisterCRD(info ResourceInfo) error {
 		Namespaced: info.Namespaced,
 		HasStatus:  info.HasStatus,
 		Validate:   info.Validate,
+		Prune:      info.Prune,
 		ShortNames: info.ShortNames,
 		Categories: info.Categories,
 	})
@@ -208,7 +214,7 @@ func (s *Server) Resources() []ResourceInfo {
 	var out []ResourceInfo
 	for _, r := range s.st.Resources() {
 		out = append(out, ResourceInfo{GVR: r.GVR, Kind: r.Kind, ListKind: r.ListKind,
-			Namespaced: r.Namespaced, HasStatus: r.HasStatus, Validate: r.Validate,
+			Namespaced: r.Namespaced, HasStatus: r.HasStatus, Validate: r.Validate, Prune: r.Prune,
 			ShortNames: r.ShortNames, Categories: r.Categories})
 	}
 	return out

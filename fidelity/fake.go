@@ -61,12 +61,20 @@ func crdInfo(manifest []byte) (fakeapi.ResourceInfo, error) {
 	v, _ := versions[0].(map[string]any)
 	name, _, _ := unstructured.NestedString(v, "name")
 	_, hasStatus, _ := unstructured.NestedMap(v, "subresources", "status")
+	var prune func(*unstructured.Unstructured) []string
+	if s, found, _ := unstructured.NestedMap(v, "schema", "openAPIV3Schema"); found {
+		var err error
+		if prune, err = Pruner(s); err != nil {
+			return fakeapi.ResourceInfo{}, err
+		}
+	}
 	return fakeapi.ResourceInfo{
 		GVR:        schema.GroupVersionResource{Group: group, Version: name, Resource: plural},
 		Kind:       kind,
 		ListKind:   listKind,
 		Namespaced: scope != "Cluster",
 		HasStatus:  hasStatus,
+		Prune:      prune,
 		ShortNames: shortNames,
 		Categories: categories,
 	}, nil

@@ -1,11 +1,14 @@
 package store
 
 import (
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -157,5 +160,55 @@ func TestMergePatchFieldNamesAreCaseSensitive(t *testing.T) {
 	st, ok := err.(apierrors.APIStatus)
 	if !ok || st.Status().Code != 422 || st.Status().Details == nil || len(st.Status().Details.Causes) != 1 || st.Status().Details.Causes[0].Field != "patch" {
 		t.Errorf("strict patch of an unknown field: %v, want 422 Invalid with one cause on \"patch\"", err)
+	}
+}
+
+func TestCustomResourcesArePrunedAndStrictValidationRefusesUnknownFields(t *testing.T) {
+	s, _ := newTestStore(t, 0)
+	gadgets := schema.GroupVersionResource{Group: "lab.example.com", Version: "v1", Resource: "gadgets"}
+	// Prune stands in for a structural schema that knows spec.size only.
+	prune := func(u *unstructured.Unstructured) []string {
+		var unknown []string
+		for k := range u.Object {
+			if k != "apiVersion" && k != "kind" && k != "metadata" && k != "spec" {
+				delete(u.Object, k)
+				unknown = append(unknown, k)
+			}
+		}
+		spec, _ := u.Object["spec"].(map[string]any)
+		for k := range spec {
+			if k != "size" {
+				delete(spec, k)
+				unknown = append(unknown, "spec."+k)
+			}
+		}
+		return unknown
+	}
+	if err := s.Register(Resource{GVR: gadgets, Kind: "Gadget", Namespaced: true, Prune: prune}); err != nil {
+		t.Fatal(err)
+	}
+	gadget := func(name string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "lab.example.com/v1", "kind": "Gadget",
+			"metadata": map[string]any{"name": name}, "spec": map[string]any{"size": int64(1), "colour": "red"}, "Spec": map[string]any{}}}
+	}
+	out, _, err := s.Create(gadgets, "ns", gadget("a"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.(*unstructured.Unstructured)
+	if _, ok := got.Object["Spec"]; ok || len(got.Object["spec"].(map[string]any)) != 1 {
+		t.Errorf("created %v, want Spec and spec.colour pruned", got.Object)
+	}
+	_, _, err = s.Create(gadgets, "ns", gadget("b"), metav1.CreateOptions{FieldValidation: metav1.FieldValidationStrict})
+	if !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), `unknown field "spec.colour"`) {
+		t.Errorf("strict create: %v, want 400 BadRequest naming spec.colour", err)
+	}
+	out, evs, err := s.Patch(gadgets, "ns", "a", types.MergePatchType, []byte(`{"spec":{"colour":"blue"}}`), metav1.PatchOptions{}, "")
+	if err != nil || len(evs) != 0 || out.(*unstructured.Unstructured).GetResourceVersion() != got.GetResourceVersion() {
+		t.Errorf("patch of an unknown field: %v, %d events; want it pruned: no write, resourceVersion %s", err, len(evs), got.GetResourceVersion())
+	}
+	_, _, err = s.Patch(gadgets, "ns", "a", types.MergePatchType, []byte(`{"spec":{"colour":"blue"}}`), metav1.PatchOptions{FieldValidation: metav1.FieldValidationStrict}, "")
+	if st, ok := err.(apierrors.APIStatus); !ok || st.Status().Code != 422 {
+		t.Errorf("strict patch of an unknown field: %v, want 422 Invalid", err)
 	}
 }

@@ -116,8 +116,8 @@ func (s *Store) Patch(gvr schema.GroupVersionResource, ns, name string, pt types
 // Field names are case-sensitive, as kube-apiserver's decoder
 // (sigs.k8s.io/json) reads them: a wrongly cased field ("Data" for
 // "data") is an unknown field, dropped, or with strict (fieldValidation
-// Strict) a 422 naming it; for built-ins only (custom resources are
-// neither pruned nor checked for unknown fields: the store has no schema).
+// Strict) a 422 naming it; custom resources are pruned as their
+// Resource.Prune says.
 func (s *Store) decodePatched(r *resState, patched []byte, strict bool) (runtime.Object, error) {
 	invalid := func(err error) error {
 		return apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{field.Invalid(field.NewPath("patch"), string(patched), err.Error())})
@@ -138,6 +138,9 @@ func (s *Store) decodePatched(r *resState, patched []byte, strict bool) (runtime
 	u := &unstructured.Unstructured{Object: content}
 	if err := validUnstructuredMeta(u); err != nil {
 		return nil, invalid(err)
+	}
+	if unknown := pruneUnknown(r, u); len(unknown) > 0 && strict {
+		return nil, invalid(strictUnknownFields(unknown))
 	}
 	u.SetGroupVersionKind(r.gvk)
 	return u, nil

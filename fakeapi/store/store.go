@@ -98,6 +98,12 @@ type Resource struct {
 	// Invalid with these causes. Only used for resources served as
 	// unstructured (registered CRDs).
 	Validate func(obj *unstructured.Unstructured) field.ErrorList
+	// Prune, optional (custom resources only), drops from an object the
+	// fields its CRD's structural schema does not know, in place, and
+	// returns their paths ("spec.unknown"), as kube-apiserver prunes a
+	// custom resource it decodes. With fieldValidation=Strict a non-empty
+	// answer refuses the request (400 on create and update, 422 on patch).
+	Prune func(obj *unstructured.Unstructured) (unknown []string)
 	// ShortNames and Categories are a CRD's, kept for discovery; the
 	// store does not use them.
 	ShortNames []string

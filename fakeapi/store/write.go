@@ -126,6 +126,9 @@ func (s *Store) Create(gvr schema.GroupVersionResource, ns string, obj runtime.O
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := prune(r, o, opts.FieldValidation); err != nil {
+		return nil, nil, err
+	}
 	m := mustAccessor(o)
 	if err := ensureNamespace(r, requestNamespace(r, ns), m); err != nil {
 		return nil, nil, err
@@ -211,6 +214,9 @@ func (s *Store) Update(gvr schema.GroupVersionResource, ns string, obj runtime.O
 	}
 	o, err := s.convertIn(r, obj)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := prune(r, o, opts.FieldValidation); err != nil {
 		return nil, nil, err
 	}
 	m := mustAccessor(o)
@@ -527,4 +533,33 @@ func (s *Store) DeleteCollection(gvr schema.GroupVersionResource, ns string, opt
 		events = append(events, evs...)
 	}
 	return events, nil
+}
+
+// prune drops the unknown fields of a custom resource (Resource.Prune);
+// with fieldValidation=Strict unknown fields are the decoder's strict
+// error instead, 400 BadRequest as kube-apiserver answers a body.
+func prune(r *resState, obj runtime.Object, fieldValidation string) error {
+	unknown := pruneUnknown(r, obj)
+	if len(unknown) > 0 && fieldValidation == metav1.FieldValidationStrict {
+		return apierrors.NewBadRequest(strictUnknownFields(unknown).Error())
+	}
+	return nil
+}
+
+// pruneUnknown runs Resource.Prune on an unstructured object.
+func pruneUnknown(r *resState, obj runtime.Object) []string {
+	u, ok := obj.(*unstructured.Unstructured)
+	if r.typed || r.Prune == nil || !ok {
+		return nil
+	}
+	return r.Prune(u)
+}
+
+// strictUnknownFields is the strict decoding error naming unknown fields.
+func strictUnknownFields(paths []string) error {
+	errs := make([]error, 0, len(paths))
+	for _, p := range paths {
+		errs = append(errs, fmt.Errorf("unknown field %q", p))
+	}
+	return runtime.NewStrictDecodingError(errs)
 }
