@@ -496,6 +496,13 @@ var Cases = []Case{
 		e.WaitGone(Namespaces, ns)
 		e.Get("get namespace after", Namespaces, ns)
 	}},
+	{Name: "namespace-delete-watch", Doc: "A watch of a namespace being deleted: MODIFIED (Terminating), the namespace controller's writes, DELETED.", Run: func(e *Env) {
+		ns := e.Namespace + "-x"
+		created := e.Create("create namespace", Namespaces, &corev1.Namespace{TypeMeta: metav1.TypeMeta{Kind: "Namespace", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: ns}})
+		w := e.Watch("watch the namespace", Namespaces, metav1.ListOptions{FieldSelector: "metadata.name=" + ns, ResourceVersion: created.RV()})
+		e.Delete("delete namespace", Namespaces, ns, metav1.DeleteOptions{})
+		e.CollectUntil("events", w, func(ev RawEvent) bool { return ev.Type == "DELETED" })
+	}},
 	{Name: "namespace-terminating-refuses-creates", Doc: "While a namespace terminates (held by a finalizer on its content), creates in it are 403 Forbidden; it goes once the finalizer is removed.", Run: func(e *Env) {
 		ns := e.Namespace + "-x"
 		e.Create("create namespace", Namespaces, &corev1.Namespace{TypeMeta: metav1.TypeMeta{Kind: "Namespace", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: ns}})
@@ -514,6 +521,12 @@ var Cases = []Case{
 		e.Get("get namespace after", Namespaces, ns)
 	}},
 	// --- what the fake does not model (kept differences, measured) ---
+	{Name: "create-in-missing-namespace", Doc: "A create in a namespace that does not exist is 404 NotFound (NamespaceLifecycle admission).", Run: func(e *Env) {
+		home := e.Namespace
+		e.Namespace = home + "-missing"
+		e.Create("create in a missing namespace", ConfigMaps, configMap("a", nil))
+		e.Namespace = home
+	}},
 	{Name: "events-shared-between-apis", Doc: "A core/v1 Event is also an events.k8s.io/v1 Event on kube-apiserver (one storage).", Run: func(e *Env) {
 		ev := &corev1.Event{
 			TypeMeta:       metav1.TypeMeta{Kind: "Event", APIVersion: "v1"},
