@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -84,7 +85,7 @@ func adminCmd(env *Env, args []string) int {
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return flagError(env, "admin "+sub, err)
+		return flagError(env, "admin "+sub, fs, err)
 	}
 	c, err := newAdminClient(*kubeconfig)
 	if err != nil {
@@ -242,9 +243,9 @@ func adminFault(env *Env, c *adminClient, pairs []string, reset bool, file strin
 			if !known[k] {
 				return usageErr{fmt.Errorf("unknown fault field %q%s (fields: %s)", k, suggestField(k), strings.Join(faultFields(), ", "))}
 			}
-			var val any
-			if json.Unmarshal([]byte(v), &val) != nil {
-				val = v // a duration such as 250ms
+			val, err := faultValue(k, v)
+			if err != nil {
+				return usageErr{err}
 			}
 			profile[k] = val
 		}
@@ -264,6 +265,59 @@ func adminFault(env *Env, c *adminClient, pairs []string, reset bool, file strin
 		return err
 	}
 	return printJSON(env.Stdout, now)
+}
+
+// faultValue parses the value of fault field k given on the command line
+// as that field's type wants it, so that a mistake is named before
+// anything is sent: a duration needs its unit ("eventDelay=5" would be 5ns
+// in JSON), a rate is a number, a flag is true or false.
+func faultValue(k, v string) (any, error) {
+	f, ok := reflect.TypeOf(serve.Faults{}).FieldByNameFunc(func(name string) bool {
+		sf, _ := reflect.TypeOf(serve.Faults{}).FieldByName(name)
+		tag, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		return tag == k
+	})
+	if !ok {
+		return nil, fmt.Errorf("unknown fault field %q", k)
+	}
+	if f.Type == reflect.TypeOf(serve.Duration(0)) {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s=%s: want a duration with its unit, such as %s=250ms or %s=2s", k, v, k, k)
+		}
+		return d.String(), nil
+	}
+	switch f.Type.Kind() {
+	case reflect.Float32, reflect.Float64:
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s=%s: want a number, such as %s=0.1", k, v, k)
+		}
+		return x, nil
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		x, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s=%s: want a whole number, such as %s=3", k, v, k)
+		}
+		return x, nil
+	case reflect.Uint, reflect.Uint64, reflect.Uint32:
+		x, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s=%s: want a whole number, 0 or more", k, v)
+		}
+		return x, nil
+	case reflect.Bool:
+		x, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s=%s: want true or false", k, v)
+		}
+		return x, nil
+	}
+	var val any
+	if json.Unmarshal([]byte(v), &val) != nil {
+		val = v
+	}
+	return val, nil
 }
 
 // suggestField names a field that differs from k only in case.

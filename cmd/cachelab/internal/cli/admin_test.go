@@ -216,3 +216,25 @@ func TestAdminRefusesABadKubeconfigAndNamesAnUnreachableServer(t *testing.T) {
 		t.Errorf("unknown action: exit %d, stderr %q", code, errs)
 	}
 }
+
+func TestAdminFaultNamesAValueOfTheWrongTypeAndSendsNothing(t *testing.T) {
+	r := startServe(t)
+	for _, c := range []struct{ pair, want string }{
+		{"eventDelay=5", "eventDelay=5: want a duration with its unit, such as eventDelay=250ms"},
+		{"errorRate=abc", "errorRate=abc: want a number, such as errorRate=0.1"},
+		{"errorCode=5xx", "errorCode=5xx: want a whole number"},
+		{"watchBreakAbrupt=yes please", "watchBreakAbrupt=yes please: want true or false"},
+	} {
+		code, _, errs := run(t, "admin", "fault", "--kubeconfig", r.KubeconfigPath, c.pair)
+		if code != ExitUsage || !strings.Contains(errs, c.want) {
+			t.Errorf("admin fault %s: exit %d, stderr %q; want %d and %q", c.pair, code, errs, ExitUsage, c.want)
+		}
+	}
+	if got := r.Faults(); got != (serve.Faults{}) {
+		t.Errorf("the live profile changed to %+v after only bad values", got)
+	}
+	code, out, errs := run(t, "admin", "fault", "--kubeconfig", r.KubeconfigPath, "eventDelay=250ms", "watchBreakAbrupt=true")
+	if code != ExitOK || !strings.Contains(out, `"eventDelay": "250ms"`) {
+		t.Errorf("admin fault eventDelay=250ms: exit %d, %s %s", code, out, errs)
+	}
+}

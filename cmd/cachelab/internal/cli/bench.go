@@ -42,7 +42,7 @@ func benchCmd(env *Env, args []string) int {
 	fs, o := benchFlags()
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return flagError(env, "bench", err)
+		return flagError(env, "bench", fs, err)
 	}
 	if len(pos) > 0 {
 		fmt.Fprintf(env.Stderr, "cachelab bench: takes no arguments, got %q\nRun `%s bench --help` for the flags.\n", pos, env.Prog)

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/go-logr/logr"
 	"k8s.io/klog/v2"
@@ -232,10 +233,39 @@ func newFlagSet(name string) *flag.FlagSet {
 	return fs
 }
 
-// flagError prints a flag parsing error with what to do.
-func flagError(env *Env, cmd string, err error) int {
-	fmt.Fprintf(env.Stderr, "cachelab %s: %v\nRun `%s %s --help` for the flags and an example.\n", cmd, err, env.Prog, cmd)
+// flagError prints a flag parsing error with what to do: for a bad value,
+// what the flag takes.
+func flagError(env *Env, cmd string, fs *flag.FlagSet, err error) int {
+	msg := err.Error()
+	if name, ok := badValueFlag(msg); ok && fs != nil {
+		if f := fs.Lookup(name); f != nil {
+			if g, ok := f.Value.(flag.Getter); ok {
+				switch g.Get().(type) {
+				case time.Duration:
+					msg += fmt.Sprintf(" (--%s takes a duration with its unit, such as 30s, 1m30s or 250ms)", name)
+				case int, int64:
+					msg += fmt.Sprintf(" (--%s takes a whole number)", name)
+				case uint, uint64:
+					msg += fmt.Sprintf(" (--%s takes a whole number, 0 or more)", name)
+				case bool:
+					msg += fmt.Sprintf(" (--%s takes true or false, as --%s=false)", name, name)
+				}
+			}
+		}
+	}
+	fmt.Fprintf(env.Stderr, "cachelab %s: %s\nRun `%s %s --help` for the flags and an example.\n", cmd, msg, env.Prog, cmd)
 	return ExitUsage
+}
+
+// badValueFlag returns the flag named by the flag package's "invalid value
+// ... for flag -NAME: ..." error.
+func badValueFlag(msg string) (string, bool) {
+	_, rest, ok := strings.Cut(strings.Replace(msg, " for flag -", " for -", 1), " for -")
+	if !ok || !strings.HasPrefix(msg, "invalid ") {
+		return "", false
+	}
+	name, _, _ := strings.Cut(rest, ":")
+	return name, true
 }
 
 // subjectNames lists the registered subjects' names.
@@ -260,6 +290,15 @@ func checkSubject(name string) error {
 // arg names; errors list near names.
 func resolveScenario(arg string) (*scenarios.Scenario, error) {
 	if looksLikeFile(arg) {
+		if err := lab.CheckFile(arg, "a scenario name (`cachelab list` shows them) or a scenario file like scenarios/data/tombstone-after-410.txt"); err != nil {
+			return nil, err
+		}
+		switch lab.SniffFile(arg) {
+		case lab.KindPlan, lab.KindTrace:
+			return nil, fmt.Errorf("%s is a plan or trace (JSON), not a scenario file: `cachelab replay %s` runs it again", arg, arg)
+		case lab.KindHTML:
+			return nil, fmt.Errorf("%s is an HTML report, not a scenario file: open it in a browser", arg)
+		}
 		return scenarios.LoadFile(arg)
 	}
 	s, err := scenarios.Get(arg)

@@ -349,3 +349,65 @@ func TestClientGoErrorLogsStayOffTheTerminal(t *testing.T) {
 		t.Errorf("client-go's klog wrote to stderr during a command: %q", got)
 	}
 }
+
+// TestWrongInputsSayWhatWasWrongAndWhatToGiveInstead hands each command
+// the wrong kind of file or value a new user might: a run's folder, a plan
+// where a trace is wanted, a scenario where a plan is wanted, a cut-short
+// trace, a duration without its unit, a negative count.
+func TestWrongInputsSayWhatWasWrongAndWhatToGiveInstead(t *testing.T) {
+	dir := t.TempDir()
+	runDir := filepath.Join(dir, "random-1", "bellerophon")
+	if err := os.MkdirAll(runDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s, err := scenarios.Get("tombstone-after-410")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := s.PlanFor("naivecache")
+	var buf bytes.Buffer
+	if err := p.Save(&buf); err != nil {
+		t.Fatal(err)
+	}
+	plan := filepath.Join(runDir, lab.PlanFile)
+	cut := filepath.Join(dir, "cut.jsonl")
+	scen := filepath.Join(dir, "mine.txt")
+	for name, data := range map[string]string{
+		plan: buf.String(),
+		cut:  "{\"version\":1,\"records\":3}\n{\"pos\":0,\"at\":\"0s\",\"ki",
+		scen: "# my scenario\nscenario mine\n",
+	} {
+		if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"replay", runDir}, runDir + " is a folder: give one of its files, " + plan},
+		{[]string{"report", runDir}, runDir + " is a folder: give one of its files, " + plan},
+		{[]string{"run", runDir}, runDir + " is a folder"},
+		{[]string{"explain", dir}, dir + " is a folder: give a scenario name"},
+		{[]string{"report", plan}, plan + " is a plan, not a trace: `cachelab replay " + plan + "` runs it"},
+		{[]string{"explain", plan}, "not a scenario file: `cachelab replay " + plan + "` runs it again"},
+		{[]string{"replay", scen}, scen + " is a scenario file, not a plan: run it with `cachelab run " + scen + "`"},
+		{[]string{"report", cut, "-o", filepath.Join(dir, "r.html")}, cut + " is cut short"},
+		{[]string{"replay", filepath.Join(dir, "nope.json")}, "nope.json: no such file: give a plan.json or trace.jsonl"},
+		{[]string{"run", "--timeout", "5", "--random", "1"}, "--timeout takes a duration with its unit"},
+		{[]string{"run", "--random", "-3"}, "--random must be the number of random plans to run (1 or more), got -3"},
+		{[]string{"serve", "--kubelet=maybe"}, "--kubelet takes true or false"},
+		{[]string{"version", "--short"}, `takes no arguments or flags, got ["--short"]`},
+	} {
+		code, out, errs := run(t, c.args...)
+		if code != ExitUsage {
+			t.Errorf("%q exited %d, want %d (usage); stdout %s", c.args, code, ExitUsage, out)
+		}
+		if !strings.Contains(errs, c.want) {
+			t.Errorf("%q: stderr lacks %q:\n%s", c.args, c.want, errs)
+		}
+		if strings.Contains(errs, "goroutine ") || strings.Contains(errs, "panic") {
+			t.Errorf("%q: a panic or stack trace:\n%s", c.args, errs)
+		}
+	}
+}

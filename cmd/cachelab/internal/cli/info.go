@@ -247,6 +247,10 @@ func faultSummary(f sim.FaultPolicy) string {
 }
 
 func versionCmd(env *Env, args []string) int {
+	if len(args) > 0 {
+		fmt.Fprintf(env.Stderr, "cachelab version: takes no arguments or flags, got %q\n", args)
+		return ExitUsage
+	}
 	w := env.Stdout
 	version := "(devel)"
 	deps := map[string]string{}

@@ -33,7 +33,7 @@ func runFlags() (*flag.FlagSet, *runOptions) {
 	fs.StringVar(&o.subject, "subject", "", "run only this subject (default: every subject the scenario's expectations name; bellerophon for --random)")
 	fs.StringVar(&o.out, "out", "out", "folder for traces, plans, reports, index.html and junit.xml (\"\" writes nothing)")
 	fs.IntVar(&o.random, "random", 0, "run N random plans instead of scenarios (a failed invariant is unexpected; sync-soundness verdicts are reported as measurements)")
-	fs.Uint64Var(&o.seed, "seed", 1, "seed of the first random plan (plan i uses seed+i)")
+	fs.Uint64Var(&o.seed, "seed", 1, "with --random, the first plan's generator seed: the plans random-SEED ... random-SEED+N-1 are drawn from seeds SEED, SEED+1... (the same seed gives the same plan; each plan has its own fault seed)")
 	fs.IntVar(&o.parallel, "parallel", runtime.GOMAXPROCS(0), "runs at a time")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "wall-clock limit for the whole batch: a run that never ends (a livelock in virtual time) is named and the command exits")
 	return fs, o
@@ -43,7 +43,15 @@ func runCmd(env *Env, args []string) int {
 	fs, o := runFlags()
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return flagError(env, "run", err)
+		return flagError(env, "run", fs, err)
+	}
+	if o.random < 0 {
+		fmt.Fprintf(env.Stderr, "cachelab run: --random must be the number of random plans to run (1 or more), got %d\n", o.random)
+		return ExitUsage
+	}
+	if o.timeout < 0 {
+		fmt.Fprintf(env.Stderr, "cachelab run: --timeout must be a positive duration such as 10m (0: no limit), got %s\n", o.timeout)
+		return ExitUsage
 	}
 	if o.subject != "" {
 		if err := checkSubject(o.subject); err != nil {
@@ -357,7 +365,7 @@ func replayCmd(env *Env, args []string) int {
 	fs, o := replayFlags()
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return flagError(env, "replay", err)
+		return flagError(env, "replay", fs, err)
 	}
 	if len(pos) != 1 {
 		fmt.Fprintf(env.Stderr, "cachelab replay: give one plan or trace file, as `%s replay out/tombstone-after-410/bellerophon/plan.json`\n", env.Prog)
@@ -445,7 +453,7 @@ func reportCmd(env *Env, args []string) int {
 	fs, out := reportFlags()
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return flagError(env, "report", err)
+		return flagError(env, "report", fs, err)
 	}
 	if len(pos) != 1 {
 		fmt.Fprintf(env.Stderr, "cachelab report: give one trace file, as `%s report out/tombstone-after-410/bellerophon/trace.jsonl -o r.html`\n", env.Prog)

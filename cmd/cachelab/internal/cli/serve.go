@@ -52,7 +52,7 @@ func serveCmd(env *Env, args []string) int {
 	fs, o := serveFlags()
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return flagError(env, "serve", err)
+		return flagError(env, "serve", fs, err)
 	}
 	if len(pos) != 0 {
 		fmt.Fprintf(env.Stderr, "cachelab serve: takes no arguments, got %q\nRun `%s serve --help` for the flags and an example.\n", pos, env.Prog)

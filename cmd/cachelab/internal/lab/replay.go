@@ -30,22 +30,35 @@ type Input struct {
 // header holds the plan). For a plan file, a trace.jsonl next to it is
 // taken as its recorded run.
 func LoadInput(path string) (*Input, error) {
+	const want = "a plan.json or trace.jsonl written by `cachelab run`"
+	if err := CheckFile(path, want); err != nil {
+		return nil, err
+	}
+	switch SniffFile(path) {
+	case KindScenario:
+		return nil, fmt.Errorf("%s is a scenario file, not a plan: run it with `cachelab run %s`", path, path)
+	case KindHTML:
+		return nil, fmt.Errorf("%s is an HTML report, not a plan: give the plan.json or trace.jsonl of its run", path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("cannot open %s: %w (give a plan.json or trace.jsonl written by `cachelab run`)", path, err)
+		return nil, fmt.Errorf("cannot open %s: %w (give %s)", path, err, want)
 	}
 	first, _ := bufio.NewReader(f).ReadBytes('\n')
 	f.Close()
 	if isTraceHeader(first) {
 		tr, err := readTraceFile(path)
 		if err != nil {
-			return nil, err
+			return nil, traceReadError(path, err)
 		}
 		if tr.Plan == nil {
 			return nil, fmt.Errorf("%s: the trace's header has no plan, so it cannot be replayed", path)
 		}
 		p := tr.Plan
 		return &Input{Plan: p, Recorded: tr, RecordedPath: path, FromTrace: true}, nil
+	}
+	if strings.HasSuffix(path, ".jsonl") {
+		return nil, fmt.Errorf("%s: its first line is not a trace header, so it is not a whole trace written by cachelab (give %s)", path, want)
 	}
 	p, err := loadPlanFile(path)
 	if err != nil {
@@ -59,6 +72,15 @@ func LoadInput(path string) (*Input, error) {
 		}
 	}
 	return in, nil
+}
+
+// traceReadError adds what to do to an error reading a trace file.
+func traceReadError(path string, err error) error {
+	msg := err.Error()
+	if strings.Contains(msg, "unexpected EOF") || strings.Contains(msg, "truncated") {
+		return fmt.Errorf("%w\n%s is cut short (a run or `cachelab serve` stopped while writing it?): run it again for a whole trace", err, path)
+	}
+	return fmt.Errorf("%w\n%s is not a trace written by cachelab (its first line must be the trace header)", err, path)
 }
 
 // isTraceHeader reports whether line is a trace file's header: a JSON

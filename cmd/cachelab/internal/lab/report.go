@@ -28,9 +28,23 @@ func DefaultReportPath(trace string) string {
 // report to htmlPath. replay, optional, makes the replay command of the
 // trace's plan (a plan.json next to the trace, else the trace itself).
 func ReportTrace(tracePath, htmlPath string, replay func(planPath string) string) ([]invariants.Verdict, error) {
+	if err := CheckFile(tracePath, "a trace.jsonl written by `cachelab run` or `cachelab serve`"); err != nil {
+		return nil, err
+	}
+	switch SniffFile(tracePath) {
+	case KindPlan:
+		if strings.HasSuffix(tracePath, ".jsonl") {
+			break // a trace without its header: readTraceFile says so
+		}
+		return nil, fmt.Errorf("%s is a plan, not a trace: `cachelab replay %s` runs it and writes its trace; or report the trace.jsonl of its run", tracePath, tracePath)
+	case KindScenario:
+		return nil, fmt.Errorf("%s is a scenario file, not a trace: `cachelab run %s` runs it and writes each run's trace.jsonl and report.html", tracePath, tracePath)
+	case KindHTML:
+		return nil, fmt.Errorf("%s is already an HTML report: open it in a browser, or give the trace.jsonl next to it", tracePath)
+	}
 	tr, err := readTraceFile(tracePath)
 	if err != nil {
-		return nil, err
+		return nil, traceReadError(tracePath, err)
 	}
 	vs := checkTrace(tr)
 	run := reports.Run{Trace: tr, Verdicts: vs}
