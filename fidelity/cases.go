@@ -503,6 +503,24 @@ var Cases = []Case{
 		e.Delete("delete namespace", Namespaces, ns, metav1.DeleteOptions{})
 		e.CollectUntil("events", w, func(ev RawEvent) bool { return ev.Type == "DELETED" })
 	}},
+	{Name: "namespace-delete-again-while-terminating", Doc: "Deleting a namespace that is already terminating (held by a finalizer on its content).", Run: func(e *Env) {
+		ns := e.Namespace + "-x"
+		e.Create("create namespace", Namespaces, &corev1.Namespace{TypeMeta: metav1.TypeMeta{Kind: "Namespace", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: ns}})
+		home := e.Namespace
+		e.Namespace = ns
+		e.Create("create held", ConfigMaps, held(configMap("held", nil), hold))
+		e.Namespace = home
+		e.Delete("delete namespace", Namespaces, ns, metav1.DeleteOptions{})
+		e.Namespace = ns
+		e.WaitUntil(ConfigMaps, "held", func(obj map[string]any) bool { return meta(obj)["deletionTimestamp"] != nil })
+		e.Namespace = home
+		e.Delete("delete namespace again", Namespaces, ns, metav1.DeleteOptions{})
+		e.Namespace = ns
+		e.Patch("release held", ConfigMaps, "held", "", types.JSONPatchType, `[{"op":"remove","path":"/metadata/finalizers"}]`)
+		e.Namespace = home
+		e.WaitGone(Namespaces, ns)
+		e.Get("get namespace after", Namespaces, ns)
+	}},
 	{Name: "namespace-terminating-refuses-creates", Doc: "While a namespace terminates (held by a finalizer on its content), creates in it are 403 Forbidden; it goes once the finalizer is removed.", Run: func(e *Env) {
 		ns := e.Namespace + "-x"
 		e.Create("create namespace", Namespaces, &corev1.Namespace{TypeMeta: metav1.TypeMeta{Kind: "Namespace", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: ns}})
