@@ -127,7 +127,7 @@ var genActions = []struct {
 	name   string
 	weight int
 }{
-	{"none", 1}, {"create", 2}, {"scale", 2}, {"reconfig", 1}, {"delete", 2}, {"delete-child", 2},
+	{"none", 1}, {"create", 2}, {"scale", 2}, {"reconfig", 1}, {"delete", 2}, {"delete-child", 3},
 	{"competitor-label", 1}, {"competitor-child", 1}, {"competitor-status", 2}, {"scale-delete", 2}, {"recreate", 3},
 }
 
@@ -143,7 +143,7 @@ var genFaults = []struct {
 	weight int
 }{
 	{"none", 2}, {"hold", 3}, {"hold-expire", 4}, {"timeout", 4}, {"fail", 1}, {"crash", 4},
-	{"break", 1}, {"expire", 1}, {"compact", 1},
+	{"break", 1}, {"expire", 2}, {"compact", 1},
 }
 
 // genServesBellerophon reports whether subject needs the Bellerophon CRD.
