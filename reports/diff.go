@@ -58,15 +58,22 @@ func objKey(resource, ns, name string) string {
 }
 
 // firstFailure finds the first failure: the failed verdict whose most
-// telling position (its first) comes earliest in the trace. For the objects
+// telling position (its first) comes earliest in the trace, among the
+// properties of the subject when one failed (a sync-soundness verdict
+// measures a definition of "synced" the subject may not rely on, so it is
+// shown first only when nothing else failed). For the objects
 // that verdict's records name (all objects when they name none) it compares
 // every cache's snapshot nearest to that position with the server's state
 // at the snapshot's own position, so that both sides are the same instant.
 // It returns nil when no verdict failed.
 func firstFailure(t *sim.Trace, vs []invariants.Verdict) *failureView {
 	var fv *failureView
+	propertyFailed := false
 	for _, v := range vs {
-		if v.Status != invariants.Fail {
+		propertyFailed = propertyFailed || (v.Status == invariants.Fail && !isMeasurement(v.Invariant))
+	}
+	for _, v := range vs {
+		if v.Status != invariants.Fail || (propertyFailed && isMeasurement(v.Invariant)) {
 			continue
 		}
 		first := -1 // the most telling position: the verdict's first valid one
@@ -167,6 +174,12 @@ func firstFailure(t *sim.Trace, vs []invariants.Verdict) *failureView {
 		fv.Caches = append(fv.Caches, cd)
 	}
 	return fv
+}
+
+// isMeasurement reports whether an invariant measures a definition of
+// "synced" (sync-soundness/...) rather than a property of the subject.
+func isMeasurement(invariant string) bool {
+	return strings.HasPrefix(invariant, invariants.NameSyncSoundnessPrefix)
 }
 
 // cacheResources returns the resources (without group) a cache snapshot

@@ -339,3 +339,18 @@ func TestIndexLeadsWithRunsAsExpectedSoACaughtMutantIsNotShownAsARedFailure(t *t
 		t.Errorf("subject row does not count 1 as expected, 1 unexpected, 0 pass, 2 fail")
 	}
 }
+
+func TestFirstFailureIsAPropertyOfTheSubjectBeforeAnEarlierSyncSoundnessMeasurement(t *testing.T) {
+	run := fixtureFailing()
+	run.Verdicts = append(run.Verdicts, invariants.Verdict{
+		Invariant: invariants.NameSyncSoundnessPrefix + "desired", Status: invariants.Fail,
+		Reason: "desired flipped to true too early", Positions: []int{3},
+	})
+	if fv := firstFailure(run.Trace, run.Verdicts); fv == nil || fv.Invariant != "convergence" {
+		t.Errorf("first failure = %+v, want convergence (the property that failed), not the earlier measurement", fv)
+	}
+	only := []invariants.Verdict{run.Verdicts[len(run.Verdicts)-1]}
+	if fv := firstFailure(run.Trace, only); fv == nil || fv.Pos != 3 {
+		t.Errorf("with only a measurement failed, first failure = %+v, want it at #3", fv)
+	}
+}
