@@ -41,6 +41,11 @@ type Store struct {
 
 	// dependents indexes objects by the UIDs of their owners.
 	dependents map[types.UID]map[objRef]struct{}
+
+	// terminating holds the names of the namespaces marked for deletion
+	// (kept by commit), so that creates and removals need not decode the
+	// namespace to know.
+	terminating map[string]bool
 }
 
 // objRef names one stored object.
@@ -327,6 +332,9 @@ func (s *Store) commit(r *resState, key string, obj, prev runtime.Object, verb, 
 		r.setSorted(key, h.data, prev == nil)
 	}
 	s.index(r, key, prev, obj)
+	if isNamespaces(r) {
+		s.trackTerminating(key, obj)
+	}
 	s.hist = append(s.hist, h)
 	if int64(len(s.hist)) > s.window {
 		s.compactTo(s.rv - s.window)

@@ -31,6 +31,20 @@ var coreNamespaces = corev1.SchemeGroupVersion.WithResource("namespaces")
 // isNamespaces reports whether r is the namespaces resource.
 func isNamespaces(r *resState) bool { return r.GVR == coreNamespaces }
 
+// trackTerminating keeps Store.terminating up to date for a write of the
+// namespace at key (obj nil: deleted).
+func (s *Store) trackTerminating(key string, obj runtime.Object) {
+	name := strings.TrimPrefix(key, "/")
+	if obj != nil && mustAccessor(obj).GetDeletionTimestamp() != nil {
+		if s.terminating == nil {
+			s.terminating = map[string]bool{}
+		}
+		s.terminating[name] = true
+		return
+	}
+	delete(s.terminating, name)
+}
+
 // markNamespaceTerminating sets the phase of a namespace marked for
 // deletion, as the namespace storage's Delete does.
 func markNamespaceTerminating(obj runtime.Object) {
@@ -49,15 +63,7 @@ func namespaceHoldsDeletion(obj runtime.Object) bool {
 // errIfNamespaceTerminating is NamespaceLifecycle's answer to a create in
 // a terminating namespace.
 func (s *Store) errIfNamespaceTerminating(r *resState, ns, name string) error {
-	if !r.Namespaced || ns == "" {
-		return nil
-	}
-	nr, ok := s.res[coreNamespaces]
-	if !ok {
-		return nil
-	}
-	cur, ok := s.load(nr, objectKey("", ns))
-	if !ok || mustAccessor(cur).GetDeletionTimestamp() == nil {
+	if !r.Namespaced || !s.terminating[ns] {
 		return nil
 	}
 	msg := fmt.Sprintf("unable to create new content in namespace %s because it is being terminated", ns)
@@ -91,7 +97,7 @@ func (s *Store) emptyNamespace(ref objRef, events []Event) []Event {
 // it.
 func (s *Store) finalizeNamespace(name string, events []Event) []Event {
 	nr, ok := s.res[coreNamespaces]
-	if !ok || name == "" {
+	if !ok || !s.terminating[name] {
 		return events
 	}
 	key := objectKey("", name)
