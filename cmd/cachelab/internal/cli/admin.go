@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -30,8 +31,7 @@ const (
 		"  cachelab admin fault                                           # print it\n" +
 		"  cachelab admin compact [--resource-version N]                  # etcd-style compaction: older watches and lists get 410\n" +
 		"  cachelab admin snapshot -o state.json                          # resourceVersions, open watches, every object\n" +
-		"  cachelab admin close-watches [--abrupt]\n" +
-		"  (flags: --kubeconfig FILE, default $KUBECONFIG: the one `cachelab serve` wrote)"
+		"  cachelab admin close-watches [--abrupt]"
 )
 
 // adminTimeout bounds one admin request.
@@ -45,15 +45,10 @@ func adminCmd(env *Env, args []string) int {
 		return ExitUsage
 	}
 	sub, args := args[0], args[1:]
-	fs := newFlagSet("admin " + sub)
-	kubeconfig := fs.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the cachelab serve to talk to (default $KUBECONFIG)")
+	fs, o := adminFlags("admin " + sub)
 	var (
-		rv      = fs.Int64("resource-version", 0, "compact: compact to this resourceVersion (default: the latest)")
-		reset   = fs.Bool("reset", false, "fault: start from an empty profile instead of the live one")
-		file    = fs.String("f", "", "fault: read the profile from this JSON file (\"-\" = stdin) instead of field=value")
-		out     = fs.String("o", "", "snapshot: write the JSON here instead of stdout")
-		abrupt  = fs.Bool("abrupt", false, "close-watches: reset the streams instead of ending them cleanly")
-		handler func(*adminClient, []string) error
+		kubeconfig, rv, reset, file, out, abrupt = o.kubeconfig, o.rv, o.reset, o.file, o.out, o.abrupt
+		handler                                  func(*adminClient, []string) error
 	)
 	switch sub {
 	case "compact":
@@ -101,6 +96,27 @@ func adminCmd(env *Env, args []string) int {
 		return ExitUnexpected
 	}
 	return ExitOK
+}
+
+// adminOptions are the flags of `cachelab admin`'s actions.
+type adminOptions struct {
+	kubeconfig, file, out *string
+	rv                    *int64
+	reset, abrupt         *bool
+}
+
+// adminFlags is the flag set of `cachelab admin` (every action's flags;
+// each says which action it is for).
+func adminFlags(name string) (*flag.FlagSet, adminOptions) {
+	fs := newFlagSet(name)
+	return fs, adminOptions{
+		kubeconfig: fs.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the cachelab serve to talk to (default $KUBECONFIG)"),
+		rv:         fs.Int64("resource-version", 0, "compact: compact to this resourceVersion (default: the latest)"),
+		reset:      fs.Bool("reset", false, "fault: start from an empty profile instead of the live one"),
+		file:       fs.String("f", "", "fault: read the profile from this JSON file (\"-\" = stdin) instead of field=value"),
+		out:        fs.String("o", "", "snapshot: write the JSON here instead of stdout"),
+		abrupt:     fs.Bool("abrupt", false, "close-watches: reset the streams instead of ending them cleanly"),
+	}
 }
 
 // usageErr marks an error in the command line (exit ExitUsage).

@@ -19,7 +19,7 @@ import (
 func benchCommand() command {
 	return command{"bench",
 		"measure the standard scenario's runs per CPU-second and virtual/wall against baselines measured in the same run",
-		"[--runs N] [--access direct,http] [--procs N]   (--runs: runs of each kind, default 20; --access: the scenario's access paths, default direct,http; --procs: GOMAXPROCS during the runs, default unchanged)",
+		"[--runs N] [--access direct,http] [--procs N]",
 		"cachelab bench --runs 50 --access direct", benchCmd}
 }
 

@@ -202,6 +202,12 @@ func flagsOf(name string) *flag.FlagSet {
 	case "serve":
 		f, _ := serveFlags()
 		return f
+	case "bench":
+		f, _ := benchFlags()
+		return f
+	case "admin":
+		f, _ := adminFlags("admin")
+		return f
 	}
 	return nil
 }

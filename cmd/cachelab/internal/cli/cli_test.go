@@ -116,6 +116,20 @@ func TestEveryCommandHasHelpWithAnExample(t *testing.T) {
 			t.Errorf("%s --help lacks usage or example:\n%s", c.name, out)
 		}
 	}
+	// A command with flags lists each of them under Flags:.
+	for cmd, flags := range map[string][]string{
+		"run": {"-random", "-seed", "-subject", "-out", "-timeout"}, "replay": {"-subject"}, "report": {"-o"},
+		"serve": {"-crd", "-faults", "-address"}, "bench": {"-runs", "-access", "-procs"},
+		"admin": {"-kubeconfig", "-resource-version", "-reset", "-f", "-o", "-abrupt"},
+	} {
+		_, out, _ := run(t, cmd, "--help")
+		_, fl, ok := strings.Cut(out, "\nFlags:\n")
+		for _, f := range flags {
+			if !ok || !strings.Contains(fl, "  "+f+" ") && !strings.Contains(fl, "  "+f+"\n") {
+				t.Errorf("%s --help does not list %s under Flags:\n%s", cmd, f, out)
+			}
+		}
+	}
 	code, out, _ := run(t, "--help")
 	if code != ExitOK || !strings.Contains(out, "Commands:") {
 		t.Errorf("--help: code %d\n%s", code, out)
