@@ -320,10 +320,13 @@ var Cases = []Case{
 		e.Patch("malformed json patch", ConfigMaps, "a", "", types.JSONPatchType, `{"op":"add"}`)
 	}},
 
-	{Name: "patch-merge-field-names-case-sensitive", Doc: "Field names are case-sensitive: a merge patch of \"Data\" is an unknown field, dropped; \"data\" is not touched.", Run: func(e *Env) {
+	{Name: "patch-merge-field-names-case-sensitive", Doc: "Field names are case-sensitive: a merge, strategic or JSON patch of \"Data\" is an unknown field, dropped (422 with fieldValidation=Strict); \"data\" is not touched.", Run: func(e *Env) {
 		e.Create("create a", ConfigMaps, configMap("a", map[string]string{"k": "1"}))
 		e.Patch("merge patch Data", ConfigMaps, "a", "", types.MergePatchType, `{"Data":{"k":"2","n":"3"}}`)
 		e.Patch("merge patch Data strict", ConfigMaps, "a", "", types.MergePatchType, `{"Data":{"k":"4"}}`, metav1.PatchOptions{FieldValidation: metav1.FieldValidationStrict})
+		e.Patch("strategic merge patch Data", ConfigMaps, "a", "", types.StrategicMergePatchType, `{"Data":{"k":"5"}}`)
+		e.Patch("strategic merge patch Data strict", ConfigMaps, "a", "", types.StrategicMergePatchType, `{"Data":{"k":"6"}}`, metav1.PatchOptions{FieldValidation: metav1.FieldValidationStrict})
+		e.Patch("json patch add /Data", ConfigMaps, "a", "", types.JSONPatchType, `[{"op":"add","path":"/Data","value":{"k":"7"}}]`)
 		e.Get("get a", ConfigMaps, "a")
 		e.Create("create b", Bellerophons, bellerophon("b", 1, "1.0"))
 		e.Patch("merge patch Spec", Bellerophons, "b", "", types.MergePatchType, `{"Spec":{"replicas":2}}`)
@@ -345,6 +348,10 @@ var Cases = []Case{
 		}
 		e.Create("create custom resource with unknown fields", Bellerophons, cr("x"))
 		e.Create("create custom resource with unknown fields, strict", Bellerophons, cr("y"), metav1.CreateOptions{FieldValidation: metav1.FieldValidationStrict})
+		e.Update("update a with unknown fields, strict", ConfigMaps, "a", body("a"), metav1.UpdateOptions{FieldValidation: metav1.FieldValidationStrict})
+		x := e.Get("get x", Bellerophons, "x")
+		e.Update("update custom resource with unknown fields, strict", Bellerophons, "x", with(x.Body, "x", "spec", "unknown"), metav1.UpdateOptions{FieldValidation: metav1.FieldValidationStrict})
+		e.Update("update custom resource with unknown fields", Bellerophons, "x", with(x.Body, "x", "spec", "unknown"))
 	}},
 
 	// --- dry run ---
