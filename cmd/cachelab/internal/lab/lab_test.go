@@ -162,3 +162,27 @@ func TestTheIndexSaysWhichRunsWentAsExpectedAndWhy(t *testing.T) {
 		}
 	}
 }
+
+func TestAServedTraceIsReportedWithoutAReplayCommandAndReplayExplainsWhy(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, TraceFile)
+	// As `cachelab serve` writes it: a plan with no subject and no steps.
+	tr := &sim.Trace{Version: sim.TraceVersion, Plan: &sim.Plan{Version: sim.PlanVersion, Name: "serve"}, Outcome: "shutdown"}
+	if err := sim.WriteTraceFile(trace, tr); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadInput(trace); err == nil || !strings.Contains(err.Error(), "recorded by `cachelab serve`") || !strings.Contains(err.Error(), "cachelab report "+trace) {
+		t.Errorf("LoadInput of a served trace: err = %v, want it to say the trace comes from serve and how to render it", err)
+	}
+	html := filepath.Join(dir, ReportFile)
+	if _, err := ReportTrace(trace, html, func(p string) string { return "cachelab replay " + p }); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), "cachelab replay") {
+		t.Errorf("the report of a served trace offers a replay command that cannot work")
+	}
+}

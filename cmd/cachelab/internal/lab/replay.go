@@ -54,6 +54,9 @@ func LoadInput(path string) (*Input, error) {
 		if tr.Plan == nil {
 			return nil, fmt.Errorf("%s: the trace's header has no plan, so it cannot be replayed", path)
 		}
+		if !replayable(tr) {
+			return nil, fmt.Errorf("%s was recorded by `cachelab serve` (your own clients, in real time), not from a plan, so there is nothing to replay: render it with `cachelab report %s`", path, path)
+		}
 		p := tr.Plan
 		return &Input{Plan: p, Recorded: tr, RecordedPath: path, FromTrace: true}, nil
 	}
@@ -73,6 +76,10 @@ func LoadInput(path string) (*Input, error) {
 	}
 	return in, nil
 }
+
+// replayable reports whether tr comes from a plan a run can replay: one
+// with a subject (a `cachelab serve` trace has none).
+func replayable(tr *sim.Trace) bool { return tr.Plan != nil && tr.Plan.Subject != "" }
 
 // traceReadError adds what to do to an error reading a trace file.
 func traceReadError(path string, err error) error {

@@ -48,7 +48,7 @@ func ReportTrace(tracePath, htmlPath string, replay func(planPath string) string
 	}
 	vs := checkTrace(tr)
 	run := reports.Run{Trace: tr, Verdicts: vs}
-	if replay != nil {
+	if replay != nil && replayable(tr) {
 		plan := filepath.Join(filepath.Dir(tracePath), PlanFile)
 		if _, err := os.Stat(plan); err != nil {
 			plan = tracePath
