@@ -305,7 +305,16 @@ func resolveScenario(arg string) (*scenarios.Scenario, error) {
 		case lab.KindHTML:
 			return nil, fmt.Errorf("%s is an HTML report, not a scenario file: open it in a browser", arg)
 		}
-		return scenarios.LoadFile(arg)
+		s, err := scenarios.LoadFile(arg)
+		if err != nil {
+			return nil, err
+		}
+		// A file is checked whole, each error at its line: its subjects
+		// and invariants too, not only its syntax.
+		if err := s.Validate(subjectNames(), lab.InvariantNames()); err != nil {
+			return nil, err
+		}
+		return s, nil
 	}
 	s, err := scenarios.Get(arg)
 	if err != nil {

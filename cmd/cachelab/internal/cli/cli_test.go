@@ -425,3 +425,25 @@ func TestWrongInputsSayWhatWasWrongAndWhatToGiveInstead(t *testing.T) {
 		}
 	}
 }
+
+func TestExplainAndRunCheckAScenarioFilesSubjectsAndInvariantsAtTheirLine(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "mine.txt")
+	text := "scenario mine\ntitle t\nedge 7\nat 1s user delete configmaps default/a\n----\nnaivecach: no-lost-delete=fail\n"
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"explain", "run"} {
+		code, _, errs := run(t, cmd, file)
+		if code != ExitUsage {
+			t.Errorf("%s of a file with an unknown subject exited %d, want %d", cmd, code, ExitUsage)
+		}
+		for _, want := range []string{
+			file + `: unknown subject "naivecach": did you mean naivecache?`, // the plan's subject: no line (scenarios)
+			file + `:6: unknown invariant "no-lost-delete": did you mean no-lost-deletes?`,
+		} {
+			if !strings.Contains(errs, want) {
+				t.Errorf("%s: stderr lacks %q:\n%s", cmd, want, errs)
+			}
+		}
+	}
+}
