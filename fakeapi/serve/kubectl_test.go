@@ -184,6 +184,8 @@ func TestKubectlExplainReadsServedOpenAPI(t *testing.T) {
 		{[]string{"explain", "bellerophon.spec"}, []string{"GROUP:      lab.cachelab.dev", "KIND:       Bellerophon", "VERSION:    v1alpha1",
 			"FIELD: spec <Object>", "replicas\t<integer> -required-", "version\t<string> -required-", "config\t<map[string]string>"}},
 		{[]string{"explain", "bellerophon.status.conditions"}, []string{"FIELD: conditions <[]Object>", "lastTransitionTime\t<string> -required-"}},
+		{[]string{"explain", "bph.spec.replicas"}, []string{"KIND:       Bellerophon", "FIELD: replicas <integer>"}}, // the CRD's short name
+		{[]string{"get", "bph", "-A"}, []string{"No resources found"}},
 		{[]string{"explain", "bellerophons"}, []string{"KIND:       Bellerophon", "apiVersion\t<string>", "metadata\t<ObjectMeta>", "spec\t<Object> -required-", "status\t<Object>"}},
 	} {
 		out, err := kubectl(t, r.KubeconfigPath, "", tc.args...)

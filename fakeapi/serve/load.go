@@ -86,6 +86,8 @@ func loadCRDs(api *fakeapi.Server, path string, schemas map[schema.GroupVersionK
 		listKind, _, _ := unstructured.NestedString(u.Object, "spec", "names", "listKind")
 		plural, _, _ := unstructured.NestedString(u.Object, "spec", "names", "plural")
 		scope, _, _ := unstructured.NestedString(u.Object, "spec", "scope")
+		shortNames, _, _ := unstructured.NestedStringSlice(u.Object, "spec", "names", "shortNames")
+		categories, _, _ := unstructured.NestedStringSlice(u.Object, "spec", "names", "categories")
 		versions, _, _ := unstructured.NestedSlice(u.Object, "spec", "versions")
 		if group == "" || kind == "" || plural == "" || len(versions) == 0 {
 			return fmt.Errorf("%s: spec.group, spec.names.kind, spec.names.plural and spec.versions are required", where)
@@ -109,6 +111,8 @@ func loadCRDs(api *fakeapi.Server, path string, schemas map[schema.GroupVersionK
 				ListKind:   listKind,
 				Namespaced: scope != "Cluster",
 				HasStatus:  hasStatus,
+				ShortNames: shortNames,
+				Categories: categories,
 			}); err != nil {
 				return fmt.Errorf("%s: version %s: %w", where, name, err)
 			}
