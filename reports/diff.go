@@ -46,6 +46,9 @@ type cacheDiff struct {
 	SnapshotPos int
 	// Compared counts the objects compared (server's plus cache's).
 	Compared int
+	// Later is how long after the failure the snapshot was taken, "" when
+	// it was not later: a cache that agrees there may have caught up since.
+	Later string
 }
 
 // objKey identifies an object across server and caches:
@@ -169,6 +172,9 @@ func firstFailure(t *sim.Trace, vs []invariants.Verdict) *failureView {
 			SnapshotPos: sp,
 			Diff:        cmp.Diff(srv, cache, cmpopts.EquateEmpty()),
 			Compared:    len(srv) + len(cache),
+		}
+		if fv.Pos >= 0 && snap.At > t.Records[fv.Pos].At {
+			cd.Later = (snap.At - t.Records[fv.Pos].At).D().String()
 		}
 		cd.Summary = summarize(srv, cache)
 		fv.Caches = append(fv.Caches, cd)

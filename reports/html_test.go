@@ -354,3 +354,19 @@ func TestFirstFailureIsAPropertyOfTheSubjectBeforeAnEarlierSyncSoundnessMeasurem
 		t.Errorf("with only a measurement failed, first failure = %+v, want it at #3", fv)
 	}
 }
+
+func TestNoDifferenceInASnapshotTakenLongAfterTheFailureSaysSo(t *testing.T) {
+	run := fixtureFailing()
+	// The failure at #10 (1.1s) involves web-2 only; the trace's one cache
+	// snapshot is #22 at 5s, where the cache agrees on web-2.
+	run.Verdicts[0].Positions = []int{10}
+	html := string(renderHTML(t, run))
+	if !strings.Contains(html, "No difference") || !strings.Contains(html, "taken 3.9s after the failure: the cache may have caught up by then") {
+		t.Errorf("the report does not say that the agreeing snapshot comes 3.9s after the failure")
+	}
+	// A snapshot at the failure's own position says nothing more.
+	run.Verdicts[0].Positions = []int{22}
+	if html := string(renderHTML(t, run)); strings.Contains(html, "after the failure: the cache may have caught up") {
+		t.Errorf("a snapshot at the failure itself is described as later")
+	}
+}
