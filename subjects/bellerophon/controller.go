@@ -416,6 +416,17 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (err
 	if err != nil {
 		return err
 	}
+	if c.bug != NoReadYourWrites && c.bug != StaleStatus {
+		// Read your writes: the controller's own last write of this
+		// incarnation is newer than the cached copy (its echo has not
+		// arrived yet): act on it, not on the copy it replaced.
+		c.mu.Lock()
+		lw := c.lastWritten[key.String()]
+		c.mu.Unlock()
+		if lw != nil && lw.GetUID() == u.GetUID() && parseRV(lw.GetResourceVersion()) > parseRV(u.GetResourceVersion()) {
+			u = lw.DeepCopy()
+		}
+	}
 	uid := u.GetUID()
 	if c.bug != NoUIDCheck {
 		// Backups of earlier incarnations of this name are leftovers.
@@ -613,6 +624,14 @@ func (c *Controller) managePods(ctx context.Context, b *v1alpha1.Bellerophon, po
 			continue
 		}
 		c.recorder.Eventf(b, corev1.EventTypeNormal, ReasonDeletedPod, "Deleted Pod %s", p.Name)
+	}
+	if len(errs) > 0 {
+		// A Pod that should have gone is still there: creating its
+		// replacement now would exceed the wanted count. Retry later.
+		for range create {
+			c.expectations.CreationObserved(key, b.UID)
+		}
+		return errors.Join(errs...)
 	}
 	for i := range create {
 		pod, err := c.kubeclientset.CoreV1().Pods(b.Namespace).Create(ctx, newPod(b), metav1.CreateOptions{FieldManager: controllerAgentName})

@@ -113,3 +113,13 @@ func (e *expectations) Delete(key string) {
 	defer e.mu.Unlock()
 	delete(e.records, key)
 }
+
+// DeleteFor forgets key's record if it belongs to the incarnation uid (or
+// with byNameOnly, any record).
+func (e *expectations) DeleteFor(key string, uid types.UID) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if r, ok := e.records[key]; ok && (e.byNameOnly || r.uid == uid) {
+		delete(e.records, key)
+	}
+}

@@ -168,9 +168,11 @@ func (c *Controller) deleteBellerophon(obj any) {
 		return
 	}
 	key := keyOf(m)
-	c.expectations.Delete(key.String())
+	c.expectations.DeleteFor(key.String(), m.GetUID())
 	c.mu.Lock()
-	delete(c.lastWritten, key.String())
+	if lw := c.lastWritten[key.String()]; lw != nil && (c.bug == NoUIDCheck || lw.GetUID() == m.GetUID()) {
+		delete(c.lastWritten, key.String())
+	}
 	c.mu.Unlock()
 	c.enqueue(key)
 }
