@@ -45,8 +45,8 @@ codegen: ## regenerate Bellerophon's DeepCopy (deepcopy-gen through the module p
 verify-codegen: ## check the committed DeepCopy is up to date
 	VERIFY=1 subjects/bellerophon/hack/update-codegen.sh
 
-mutation-score: ## slow: property tests against every Bellerophon mutant (CHECKS, default 100)
-	CACHELAB_MUTATION=1 $(GO) test ./invariants -run TestMutationScore -v -timeout 60m -rapid.checks=$${CHECKS:-100}
+mutation-score: ## slow: property tests against every Bellerophon mutant (CHECKS, default 300)
+	CACHELAB_MUTATION=1 $(GO) test ./invariants -run TestMutationScore -v -timeout 60m -rapid.checks=$${CHECKS:-300}
 
 hassynced: ## slow: the HasSynced comparison table over N random plans per subject (N, default 1000)
 	CACHELAB_HASSYNCED=$${N:-1000} $(GO) test ./invariants -run TestHasSyncedComparison -v -timeout 60m
