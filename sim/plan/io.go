@@ -203,11 +203,38 @@ func decodeError(ix *jsonIndex, file string, err error) error {
 			field = "(plan)"
 		}
 		return &PlanError{File: file, Line: ix.line(typ.Offset), Field: field,
-			Msg: fmt.Sprintf("want a JSON %s, got %s", typ.Type, typ.Value)}
+			Msg: fmt.Sprintf("want %s, got %s", jsonKind(typ.Type), typ.Value)}
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
 		return &PlanError{File: file, Line: ix.line(int64(len(ix.data))), Msg: "malformed JSON: unexpected end of input"}
 	}
 	return &PlanError{File: file, Msg: err.Error()}
+}
+
+// jsonKind names, in words, the JSON value a Go type reads (decode errors
+// otherwise name Go types such as plan.Distribution or uint64).
+func jsonKind(t reflect.Type) string {
+	if t == nil {
+		return "another JSON value"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "a whole number"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number, 0 or more"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "a list (JSON array)"
+	case reflect.Map, reflect.Struct:
+		return "an object ({...})"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return "a JSON " + t.Kind().String()
 }
 
 // Save writes p as indented JSON, in the form LoadPlan reads.
