@@ -331,6 +331,10 @@ func TestServeRejectsABadFaultProfileAndStrayArgumentsBeforeListening(t *testing
 	if code != ExitUsage || !strings.Contains(stderr, "cachelab serve:") || !strings.Contains(stderr, "errorRate") {
 		t.Fatalf("serve with errorRate 2: exit %d, stderr %q; want exit %d naming errorRate", code, stderr, ExitUsage)
 	}
+	code, _, stderr = run(t, "serve", "--crd", filepath.Join(dir, "missing.yaml"), "--kubeconfig", filepath.Join(dir, "kc"), "--trace", "", "--address", "127.0.0.1:0")
+	if code != ExitUsage || !strings.HasPrefix(stderr, "cachelab serve: CRD file") || !strings.Contains(stderr, "missing.yaml") {
+		t.Fatalf("serve with a missing CRD file: exit %d, stderr %q; want exit %d, prefixed once, naming the file", code, stderr, ExitUsage)
+	}
 	code, _, stderr = run(t, "serve", "now")
 	if code != ExitUsage || !strings.Contains(stderr, "takes no arguments") {
 		t.Fatalf("serve now: exit %d, stderr %q; want a usage error", code, stderr)
