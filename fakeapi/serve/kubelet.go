@@ -45,7 +45,7 @@ func startKubelet(ctx context.Context, api *fakeapi.Server, readyAfter time.Dura
 	inf := cache.NewSharedIndexInformerWithOptions(c.ListerWatcher(podsGVR, ""), &corev1.Pod{}, cache.SharedIndexInformerOptions{})
 	enqueue := func(obj any) {
 		pod, ok := obj.(*corev1.Pod)
-		if !ok || pod.DeletionTimestamp != nil || podReady(pod) {
+		if !ok || pod.DeletionTimestamp != nil || fakeapi.PodRunningReady(pod) {
 			return
 		}
 		k.queue.AddAfter(cache.MetaObjectToName(pod), readyAfter)
@@ -86,23 +86,11 @@ func (k *kubelet) process(ctx context.Context, idx cache.Indexer, kube kubernete
 		return true
 	}
 	pod := obj.(*corev1.Pod)
-	if pod.DeletionTimestamp != nil || podReady(pod) {
+	if pod.DeletionTimestamp != nil || fakeapi.PodRunningReady(pod) {
 		k.queue.Forget(name)
 		return true
 	}
-	pod = pod.DeepCopy()
-	pod.Status.Phase = corev1.PodRunning
-	ready := corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()}
-	replaced := false
-	for i, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			pod.Status.Conditions[i] = ready
-			replaced = true
-		}
-	}
-	if !replaced {
-		pod.Status.Conditions = append(pod.Status.Conditions, ready)
-	}
+	pod = fakeapi.MarkPodRunningReady(pod, metav1.Now())
 	_, err = kube.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, pod, metav1.UpdateOptions{})
 	switch {
 	case err == nil:
@@ -116,17 +104,4 @@ func (k *kubelet) process(ctx context.Context, idx cache.Indexer, kube kubernete
 		k.queue.AddRateLimited(name)
 	}
 	return true
-}
-
-// podReady reports whether pod is Running with condition Ready true.
-func podReady(pod *corev1.Pod) bool {
-	if pod.Status.Phase != corev1.PodRunning {
-		return false
-	}
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
