@@ -16,7 +16,7 @@ run: ## run the built-in scenarios against every subject (virtual time, no clust
 	$(GO) run ./cmd/cachelab run
 
 test: lint ## vet, gofmt check, then every test with the race detector
-	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
 test-short: ## quick tests without the race detector
 	$(GO) test -short $(PKGS)
