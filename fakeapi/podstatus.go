@@ -5,9 +5,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// The fake server runs no containers: the sim's kubelet actor and
-// `cachelab serve --kubelet` write the status a kubelet would. These two
-// helpers are what both agree "Running and Ready" means.
+// The fake server runs no containers: Kubelet writes the status a kubelet
+// would. These two helpers say what "Running and Ready" means.
 
 // PodRunningReady reports whether pod is Running with condition Ready true.
 func PodRunningReady(pod *corev1.Pod) bool {

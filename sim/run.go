@@ -155,7 +155,7 @@ type run struct {
 	// crash of step crashStep fires.
 	crashFired <-chan struct{}
 	crashStep  int
-	kubelet    *kubelet
+	kubelet    *fakeapi.Kubelet
 	competitor *competitor
 	pipe       *fakehttp.Pipe // the subject's HTTP pipe (access "http")
 	done       bool
@@ -195,7 +195,12 @@ func (r *run) play() (*Trace, error) {
 		}
 	}
 	if r.plan.Kubelet != nil {
-		r.kubelet = startKubelet(r.ctx, r.srv.Client("kubelet"), r.plan.Kubelet.ReadyAfter.D(), actorRecorder{r.rec, "kubelet"})
+		rec := actorRecorder{r.rec, "kubelet"}
+		r.kubelet = fakeapi.StartKubelet(r.ctx, r.srv.Client("kubelet"), r.plan.Kubelet.ReadyAfter.D(), func(pod cache.ObjectName, err error) {
+			if err != nil {
+				rec.Record(Record{Kind: RecNote, Key: pod.String(), Detail: "kubelet: set Running/Ready: " + err.Error()})
+			}
+		})
 	}
 	if c := r.plan.Competitor; c != nil {
 		gvr, err := r.res.byResource(c.Resource)
@@ -493,7 +498,7 @@ func (r *run) stop(tr *Trace) {
 		r.subjCancel()
 	}
 	if r.kubelet != nil {
-		r.kubelet.stop()
+		r.kubelet.Stop()
 	}
 	if r.competitor != nil {
 		r.competitor.stop()
@@ -513,7 +518,7 @@ func (r *run) shutdown() {
 		r.subjCancel = nil
 	}
 	if r.kubelet != nil {
-		r.kubelet.stop()
+		r.kubelet.Stop()
 	}
 	if r.competitor != nil {
 		r.competitor.stop()

@@ -61,6 +61,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
@@ -75,6 +76,10 @@ const DefaultAddress = "127.0.0.1:0"
 // MaxConcurrentStreams is the HTTP/2 stream limit per connection (Go's
 // default, 250, would queue a controller's 251st watch).
 const MaxConcurrentStreams = 10000
+
+// KubeletClient is the client name the kubelet's requests carry (in the
+// trace and in /metrics). Its requests are faulted like everyone's.
+const KubeletClient = "kubelet"
 
 // ShutdownTimeout bounds a graceful shutdown; requests still running then
 // are cut.
@@ -275,9 +280,15 @@ func Serve(ctx context.Context, opts Options) (*Running, error) {
 		defer close(breakDone)
 		hooks.breakWatches(breakCtx, api)
 	}()
-	var kl *kubelet
+	var kl *fakeapi.Kubelet
 	if opts.Kubelet {
-		kl = startKubelet(breakCtx, api, opts.KubeletReadyAfter, log)
+		kl = fakeapi.StartKubelet(breakCtx, api.Client(KubeletClient), opts.KubeletReadyAfter, func(pod cache.ObjectName, err error) {
+			if err != nil {
+				log.Debug("kubelet: setting Running/Ready failed, will retry", "pod", pod.String(), "err", err)
+				return
+			}
+			log.Debug("kubelet: pod ready", "pod", pod.String())
+		})
 	}
 	log.Info("serving", "url", r.URL, "kubeconfig", opts.KubeconfigPath)
 
@@ -291,7 +302,7 @@ func Serve(ctx context.Context, opts Options) (*Running, error) {
 		stopBreaking()
 		<-breakDone
 		if kl != nil {
-			kl.wait()
+			kl.Wait()
 		}
 		// Shutdown closes the listener and sends HTTP/2 GOAWAY, then waits
 		// for active requests; watches never go idle, so end them (again

@@ -1,8 +1,7 @@
-package serve
+package fakeapi
 
 import (
 	"context"
-	"log/slog"
 	"sync"
 	"time"
 
@@ -13,39 +12,43 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
-
-	"github.com/cachelab/cachelab/fakeapi"
 )
 
-// KubeletClient is the client name the kubelet's requests carry (in the
-// trace and in /metrics). Its requests are faulted like everyone's.
-const KubeletClient = "kubelet"
-
+// podsGVR is core/v1 pods.
 var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 
-// kubelet is serve's pod-readiness actor, the real-time twin of the sim's:
-// a real informer on every Pod of the in-process server and a workqueue
+// Kubelet is a pod-readiness actor for a server that runs no containers:
+// a real informer on every Pod, seen through its client c, and a workqueue
 // whose worker, readyAfter after it first sees a Pod that is not Running
 // and Ready, sets status.phase=Running and the Ready condition through
-// UpdateStatus, retrying with backoff (the fault profile reaches it too).
-// Without it no Pod ever becomes Ready: the fake server runs no containers.
-type kubelet struct {
-	queue workqueue.TypedRateLimitingInterface[cache.ObjectName]
-	wg    sync.WaitGroup
+// UpdateStatus, retrying with backoff (on a conflict, with the informer's
+// fresher copy). The sim runs it as its "kubelet" actor in virtual time,
+// `cachelab serve --kubelet` in real time; its requests are faulted like
+// any client's.
+type Kubelet struct {
+	cancel context.CancelFunc
+	queue  workqueue.TypedRateLimitingInterface[cache.ObjectName]
+	wg     sync.WaitGroup
+	once   sync.Once
 }
 
-// startKubelet runs the kubelet until ctx ends; wait returns once every
-// goroutine of it has.
-func startKubelet(ctx context.Context, api *fakeapi.Server, readyAfter time.Duration, log *slog.Logger) *kubelet {
-	c := api.Client(KubeletClient)
-	k := &kubelet{
+// StartKubelet runs a Kubelet until ctx ends or Stop is called. report,
+// optional, hears of each status write: err nil when the Pod became Running
+// and Ready, else the error of an attempt that will be retried.
+func StartKubelet(ctx context.Context, c *Client, readyAfter time.Duration, report func(pod cache.ObjectName, err error)) *Kubelet {
+	ctx, cancel := context.WithCancel(ctx)
+	k := &Kubelet{
+		cancel: cancel,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName](),
-			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: KubeletClient}),
+			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "kubelet"}),
+	}
+	if report == nil {
+		report = func(cache.ObjectName, error) {}
 	}
 	inf := cache.NewSharedIndexInformerWithOptions(c.ListerWatcher(podsGVR, ""), &corev1.Pod{}, cache.SharedIndexInformerOptions{})
 	enqueue := func(obj any) {
 		pod, ok := obj.(*corev1.Pod)
-		if !ok || pod.DeletionTimestamp != nil || fakeapi.PodRunningReady(pod) {
+		if !ok || pod.DeletionTimestamp != nil || PodRunningReady(pod) {
 			return
 		}
 		k.queue.AddAfter(cache.MetaObjectToName(pod), readyAfter)
@@ -64,17 +67,14 @@ func startKubelet(ctx context.Context, api *fakeapi.Server, readyAfter time.Dura
 		if !cache.WaitFor(ctx, "", inf.HasSyncedChecker()) {
 			return
 		}
-		for k.process(ctx, inf.GetIndexer(), kube, log) {
+		for k.process(ctx, inf.GetIndexer(), kube, report) {
 		}
 	})
 	return k
 }
 
-// wait blocks until the kubelet's goroutines have returned.
-func (k *kubelet) wait() { k.wg.Wait() }
-
 // process handles one queued Pod; false once the queue is shut down.
-func (k *kubelet) process(ctx context.Context, idx cache.Indexer, kube kubernetes.Interface, log *slog.Logger) bool {
+func (k *Kubelet) process(ctx context.Context, idx cache.Indexer, kube kubernetes.Interface, report func(cache.ObjectName, error)) bool {
 	name, shutdown := k.queue.Get()
 	if shutdown {
 		return false
@@ -86,22 +86,35 @@ func (k *kubelet) process(ctx context.Context, idx cache.Indexer, kube kubernete
 		return true
 	}
 	pod := obj.(*corev1.Pod)
-	if pod.DeletionTimestamp != nil || fakeapi.PodRunningReady(pod) {
+	if pod.DeletionTimestamp != nil || PodRunningReady(pod) {
 		k.queue.Forget(name)
 		return true
 	}
-	pod = fakeapi.MarkPodRunningReady(pod, metav1.Now())
+	pod = MarkPodRunningReady(pod, metav1.NewTime(time.Now()))
 	_, err = kube.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, pod, metav1.UpdateOptions{})
 	switch {
 	case err == nil:
-		log.Debug("kubelet: pod ready", "pod", name.String())
+		report(name, nil)
 		k.queue.Forget(name)
 	case apierrors.IsNotFound(err):
 		k.queue.Forget(name)
 	case ctx.Err() != nil:
 	default:
-		log.Debug("kubelet: setting Running/Ready failed, will retry", "pod", name.String(), "err", err)
+		report(name, err)
 		k.queue.AddRateLimited(name)
 	}
 	return true
 }
+
+// Stop ends the Kubelet's work (as ending its context does); it may be
+// called more than once.
+func (k *Kubelet) Stop() {
+	k.once.Do(func() {
+		k.cancel()
+		k.queue.ShutDown()
+	})
+}
+
+// Wait blocks until every goroutine of the Kubelet has returned (after Stop
+// or the end of its context).
+func (k *Kubelet) Wait() { k.wg.Wait() }
