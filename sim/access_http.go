@@ -37,7 +37,18 @@ func (r *run) httpEnv(env Env) (Env, func(schema.GroupVersionResource, string) f
 		return env, nil, err
 	}
 	env.Kube, env.Dynamic = kube, dyn
-	lw := func(gvr schema.GroupVersionResource, ns string) fakeapi.ListerWatcher {
+	lw := RESTListerWatchers(kube, dyn)
+	return env, lw, nil
+}
+
+// RESTListerWatchers returns ListerWatchers over real REST clients, as a
+// subject's informers want them: typed objects for core/v1 and
+// events.k8s.io/v1 (as the direct path delivers them), unstructured ones
+// through the dynamic client for everything else (custom resources: the
+// lab has no generated clientset for its CRD). The sim's "http" access path
+// and the bellerophon binary both build their informers on it.
+func RESTListerWatchers(kube kubernetes.Interface, dyn dynamic.Interface) func(schema.GroupVersionResource, string) fakeapi.ListerWatcher {
+	return func(gvr schema.GroupVersionResource, ns string) fakeapi.ListerWatcher {
 		var rc rest.Interface
 		switch gvr.GroupVersion().String() {
 		case "v1":
@@ -46,8 +57,7 @@ func (r *run) httpEnv(env Env) (Env, func(schema.GroupVersionResource, string) f
 			rc = kube.EventsV1().RESTClient()
 		}
 		if rc != nil {
-			// Typed objects, as the direct path delivers them.
-			lw := &cache.ListWatch{
+			return &cache.ListWatch{
 				ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 					return rc.Get().Namespace(ns).Resource(gvr.Resource).VersionedParams(&o, metav1.ParameterCodec).Do(ctx).Get()
 				},
@@ -56,9 +66,7 @@ func (r *run) httpEnv(env Env) (Env, func(schema.GroupVersionResource, string) f
 					return rc.Get().Namespace(ns).Resource(gvr.Resource).VersionedParams(&o, metav1.ParameterCodec).Watch(ctx)
 				},
 			}
-			return lw
 		}
-		// Custom resources: unstructured, through the dynamic client.
 		ri := dyn.Resource(gvr).Namespace(ns)
 		return &cache.ListWatch{
 			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
@@ -69,5 +77,4 @@ func (r *run) httpEnv(env Env) (Env, func(schema.GroupVersionResource, string) f
 			},
 		}
 	}
-	return env, lw, nil
 }

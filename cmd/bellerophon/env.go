@@ -6,10 +6,7 @@ import (
 	"log/slog"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -20,10 +17,8 @@ import (
 
 // newEnv builds the sim.Env the Bellerophon constructor takes from a real
 // rest.Config, as the sim's "http" access path does over its pipe: a typed
-// clientset, a dynamic client, and ListerWatchers that give typed objects
-// for core/v1 (the controller's Pod and ConfigMap informers are typed) and
-// unstructured ones for custom resources (Bellerophons, through the
-// dynamic client: the lab has no generated clientset for its CRD). A
+// clientset, a dynamic client, and sim.RESTListerWatchers (typed objects
+// for core/v1, unstructured ones for Bellerophons). A
 // non-empty namespace confines every list and watch to it.
 func newEnv(cfg *rest.Config, namespace string, rec sim.Recorder) (sim.Env, error) {
 	kube, err := kubernetes.NewForConfig(cfg)
@@ -34,31 +29,12 @@ func newEnv(cfg *rest.Config, namespace string, rec sim.Recorder) (sim.Env, erro
 	if err != nil {
 		return sim.Env{}, fmt.Errorf("building the dynamic client: %w", err)
 	}
+	listWatch := sim.RESTListerWatchers(kube, dyn)
 	lw := func(gvr schema.GroupVersionResource, ns string) cache.ListerWatcherWithContext {
 		if namespace != "" {
 			ns = namespace
 		}
-		if gvr.Group == "" && gvr.Version == "v1" {
-			rc := kube.CoreV1().RESTClient()
-			return &cache.ListWatch{
-				ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-					return rc.Get().Namespace(ns).Resource(gvr.Resource).VersionedParams(&o, metav1.ParameterCodec).Do(ctx).Get()
-				},
-				WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-					o.Watch = true
-					return rc.Get().Namespace(ns).Resource(gvr.Resource).VersionedParams(&o, metav1.ParameterCodec).Watch(ctx)
-				},
-			}
-		}
-		ri := dyn.Resource(gvr).Namespace(ns)
-		return &cache.ListWatch{
-			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				return ri.List(ctx, o)
-			},
-			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-				return ri.Watch(ctx, o)
-			},
-		}
+		return listWatch(gvr, ns)
 	}
 	return sim.Env{Name: "bellerophon", Kube: kube, Dynamic: dyn, ListerWatcher: lw, Rec: rec}, nil
 }
