@@ -39,6 +39,22 @@ func kubectlBinary(t *testing.T) string {
 	return ""
 }
 
+// serveCRD runs Serve with one CRD until the test ends.
+func serveCRD(t *testing.T, crd string) *serve.Running {
+	t.Helper()
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	r, err := serve.Serve(ctx, serve.Options{
+		KubeconfigPath: filepath.Join(dir, "kubeconfig"),
+		CRDFiles:       []string{write(t, dir, "crd.yaml", crd)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // kubectl runs kubectl against the kubeconfig and returns its combined
 // output.
 func kubectl(t *testing.T, kubeconfig, stdin string, args ...string) (string, error) {
@@ -60,16 +76,7 @@ func kubectl(t *testing.T, kubeconfig, stdin string, args ...string) (string, er
 func TestKubectlAgainstServe(t *testing.T) {
 	bin := kubectlBinary(t)
 	t.Logf("kubectl: %s", bin)
-	dir := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	r, err := serve.Serve(ctx, serve.Options{
-		KubeconfigPath: filepath.Join(dir, "kubeconfig"),
-		CRDFiles:       []string{write(t, dir, "crd.yaml", crdYAML)},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := serveCRD(t, crdYAML)
 	kc := r.KubeconfigPath
 	run := func(stdin string, args ...string) string {
 		t.Helper()
@@ -162,16 +169,7 @@ func (b *syncBuffer) String() string {
 func TestKubectlExplainReadsServedOpenAPI(t *testing.T) {
 	bin := kubectlBinary(t)
 	t.Logf("kubectl: %s", bin)
-	dir := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	r, err := serve.Serve(ctx, serve.Options{
-		KubeconfigPath: filepath.Join(dir, "kubeconfig"),
-		CRDFiles:       []string{write(t, dir, "crd.yaml", string(config.CRDManifest))},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := serveCRD(t, string(config.CRDManifest))
 	for _, tc := range []struct {
 		args []string
 		want []string
