@@ -5,9 +5,10 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -50,7 +51,7 @@ func TestRecordOpenAPIDocuments(t *testing.T) {
 		served[p][r.GVR.Resource] = true
 	}
 	var lines []string
-	for _, p := range sortedKeys(served) {
+	for _, p := range slices.Sorted(maps.Keys(served)) {
 		file := filepath.Join(src, "openapi-v3-"+strings.ReplaceAll(p, "/", "-")+".json")
 		data, err := os.ReadFile(file)
 		if os.IsNotExist(err) {
@@ -156,13 +157,4 @@ func trimOpenAPI(data []byte, prefix string, resources map[string]bool) (out []b
 	// Deterministic output: encoding/json sorts map keys.
 	out, err = json.Marshal(doc)
 	return out, len(keptPaths), total, err
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -3,7 +3,9 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -79,7 +81,7 @@ var builtins = []builtin{
 		nameFn: apivalidation.NameIsDNSSubdomain,
 		validate: func(obj runtime.Object) field.ErrorList {
 			cm := obj.(*corev1.ConfigMap)
-			return validateDataKeys(sortedKeys(cm.Data), sortedKeys(cm.BinaryData))
+			return validateDataKeys(slices.Sorted(maps.Keys(cm.Data)), slices.Sorted(maps.Keys(cm.BinaryData)))
 		},
 	}},
 	{gvk: corev1.SchemeGroupVersion.WithKind("Secret"), namespaced: true, rules: kindRules{
@@ -94,7 +96,7 @@ var builtins = []builtin{
 		},
 		validate: func(obj runtime.Object) field.ErrorList {
 			s := obj.(*corev1.Secret)
-			return validateDataKeys(sortedKeys(s.Data), sortedKeys(s.StringData))
+			return validateDataKeys(slices.Sorted(maps.Keys(s.Data)), slices.Sorted(maps.Keys(s.StringData)))
 		},
 	}},
 	{gvk: corev1.SchemeGroupVersion.WithKind("Pod"), namespaced: true, hasStatus: true, rules: kindRules{
@@ -180,15 +182,6 @@ var builtins = []builtin{
 }
 
 // sortedKeys returns the keys of a map, sorted.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // validateDataKeys checks ConfigMap and Secret data keys.
 func validateDataKeys(data, binary []string) field.ErrorList {
 	var errs field.ErrorList

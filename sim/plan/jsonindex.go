@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -188,7 +188,7 @@ func (ix *jsonIndex) walk(dec *json.Decoder, path string, t reflect.Type, depth 
 				switch {
 				case !known:
 					ix.addErr(&PlanError{Field: child, Line: ix.line(koff),
-						Msg: fmt.Sprintf("unknown field %q (known: %s)", key, strings.Join(sortedKeys(fields), ", "))})
+						Msg: fmt.Sprintf("unknown field %q (known: %s)", key, strings.Join(slices.Sorted(maps.Keys(fields)), ", "))})
 				case seen[key]:
 					ix.addErr(&PlanError{Field: child, Line: ix.line(koff),
 						Msg: fmt.Sprintf("field %q given twice", key)})
@@ -260,14 +260,5 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 		}
 		out[name] = f.Type
 	}
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }

@@ -8,9 +8,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -216,7 +218,7 @@ func faultFields() []string {
 		EventDelay: 1, ReplicaLag: 1, WatchBreakInterval: 1, WatchBreakAbrupt: true, Seed: 1})
 	var m map[string]any
 	_ = json.Unmarshal(data, &m)
-	return sortedKeys(m)
+	return slices.Sorted(maps.Keys(m))
 }
 
 // adminFault prints the live fault profile, or changes it: from a file, or
@@ -368,7 +370,7 @@ func adminSnapshot(env *Env, c *adminClient, out string) error {
 		kinds[tm.Kind]++
 	}
 	var parts []string
-	for _, k := range sortedKeys(kinds) {
+	for _, k := range slices.Sorted(maps.Keys(kinds)) {
 		parts = append(parts, fmt.Sprintf("%d %s", kinds[k], k))
 	}
 	sort.Strings(parts)

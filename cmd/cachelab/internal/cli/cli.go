@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -343,13 +342,4 @@ func printErr(env *Env, cmd string, err error) {
 	for _, l := range lines[1:] {
 		fmt.Fprintf(env.Stderr, "  %s\n", l)
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

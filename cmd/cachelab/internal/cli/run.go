@@ -5,9 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -174,7 +176,7 @@ func runJobs(env *Env, jobs []lab.Job, o *runOptions, title string) int {
 	stopWatchdog := watchdog(env, o.timeout, func() []string {
 		mu.Lock()
 		defer mu.Unlock()
-		return sortedKeys(running)
+		return slices.Sorted(maps.Keys(running))
 	})
 	defer stopWatchdog()
 	opt := lab.Options{
