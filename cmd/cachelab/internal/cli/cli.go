@@ -333,6 +333,9 @@ func looksLikeFile(arg string) bool {
 // printErr prints err for command cmd; multi-line errors are indented.
 func printErr(env *Env, cmd string, err error) {
 	msg := strings.ReplaceAll(err.Error(), "`cachelab ", "`"+env.Prog+" ")
+	// A package named like the command prefixes its errors with it
+	// ("serve: ..."), as a library should; the line says it already.
+	msg = strings.TrimPrefix(msg, cmd+": ")
 	var pe *scenarios.ParseError
 	if errors.As(err, &pe) && !strings.Contains(msg, "\n") {
 		msg = pe.Error()

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -87,9 +86,7 @@ func serveCmd(env *Env, args []string) int {
 	defer stop()
 	running, err := serve.Serve(ctx, opts)
 	if err != nil {
-		// The serve package prefixes its errors with "serve: ", as a
-		// library should; printErr says "cachelab serve: " already.
-		printErr(env, "serve", errors.New(strings.TrimPrefix(err.Error(), "serve: ")))
+		printErr(env, "serve", err)
 		return ExitUsage
 	}
 	fmt.Fprintf(env.Stdout, "cachelab serve: a fake Kubernetes API server at %s\n", running.URL)
