@@ -14,8 +14,8 @@ import (
 
 	"k8s.io/klog/v2"
 
+	lab "github.com/cachelab/cachelab/cachelabtest"
 	"github.com/cachelab/cachelab/cmd/cachelab/internal/cli"
-	"github.com/cachelab/cachelab/cmd/cachelab/internal/lab"
 	"github.com/cachelab/cachelab/sim"
 )
 

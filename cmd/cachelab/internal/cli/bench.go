@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/cachelab/cachelab/cmd/cachelab/internal/lab"
+	lab "github.com/cachelab/cachelab/cachelabtest"
 	"github.com/cachelab/cachelab/sim"
 	"github.com/cachelab/cachelab/sim/simbench"
 )

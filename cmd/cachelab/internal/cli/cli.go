@@ -16,7 +16,7 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/klog/v2"
 
-	"github.com/cachelab/cachelab/cmd/cachelab/internal/lab"
+	lab "github.com/cachelab/cachelab/cachelabtest"
 	"github.com/cachelab/cachelab/scenarios"
 	"github.com/cachelab/cachelab/sim"
 )

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/cachelab/cachelab/cmd/cachelab/internal/lab"
+	lab "github.com/cachelab/cachelab/cachelabtest"
 	"github.com/cachelab/cachelab/scenarios"
 	"github.com/cachelab/cachelab/sim"
 )

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cachelab/cachelab/cmd/cachelab/internal/lab"
+	lab "github.com/cachelab/cachelab/cachelabtest"
 	"github.com/cachelab/cachelab/invariants"
 	"github.com/cachelab/cachelab/scenarios"
 	"github.com/cachelab/cachelab/sim"
