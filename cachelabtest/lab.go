@@ -302,7 +302,7 @@ func runOne(t *testing.T, job Job) *Result {
 		r.Verdicts = checkTrace(r.Trace)
 	}
 	if job.Scenario != nil && r.Err == nil {
-		r.Mismatches = job.Scenario.Compare(p.Subject, r.Verdicts)
+		r.Mismatches = append(job.Scenario.Compare(p.Subject, r.Verdicts), job.Scenario.CheckClaims(p.Subject, r.Trace)...)
 	}
 	return r
 }
@@ -439,6 +439,10 @@ func expectation(r *Result) (reports.Expectation, string) {
 		}
 		if r.Judged() {
 			for _, m := range r.Mismatches {
+				if m.Claim != "" {
+					what = append(what, fmt.Sprintf("the story's claim %q does not hold: %s", m.Claim, m.Reason))
+					continue
+				}
 				got := m.Got
 				if got == "" {
 					got = "no verdict"
@@ -506,6 +510,10 @@ func junitVerdicts(r *Result) []invariants.Verdict {
 		out = append(out, v)
 	}
 	for _, m := range r.Mismatches {
+		if m.Claim != "" {
+			out = append(out, invariants.Verdict{Invariant: "claim: " + m.Claim, Status: invariants.Fail, Reason: fmt.Sprintf("the story claims it (line %d), but %s", m.Line, m.Reason)})
+			continue
+		}
 		if m.Got == "" {
 			out = append(out, invariants.Verdict{Invariant: m.Invariant, Status: invariants.Fail, Reason: fmt.Sprintf("expected %s, but no verdict was returned", m.Want)})
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cachelab/cachelab/invariants"
+	"github.com/cachelab/cachelab/reports"
 	"github.com/cachelab/cachelab/scenarios"
 	"github.com/cachelab/cachelab/sim"
 )
@@ -80,6 +81,32 @@ func TestJUnitPassesExpectedFailuresAndFailsMismatches(t *testing.T) {
 	}
 	if u, m := r.Unjudged(), r.Measured(); len(u) != 1 || u[0] != "per-object-order" || len(m) != 1 || m[0] != "desired" {
 		t.Errorf("Unjudged = %q, Measured = %q", u, m)
+	}
+}
+
+func TestAStoryClaimTheRunDoesNotBearOutIsUnexpectedAndFailsInJUnit(t *testing.T) {
+	s, err := scenarios.Parse("data/x.txt", []byte("scenario x\ntitle t\nedge 7\nat 1s user delete configmaps default/a\n----\nnaivecache: no-lost-deletes=pass\nclaim naivecache: count write verb=delete = 1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := s.PlanFor("naivecache")
+	tr := &sim.Trace{Records: []sim.Record{{Kind: sim.RecStep, Op: "delete"}}}
+	r := &Result{Job: NewJob(&p, s), Trace: tr, Verdicts: []invariants.Verdict{{Invariant: "no-lost-deletes", Status: invariants.Pass}}}
+	r.Mismatches = append(s.Compare("naivecache", r.Verdicts), s.CheckClaims("naivecache", tr)...)
+	if u := r.Unexpected(); len(u) != 1 || !strings.Contains(u[0], "count write verb=delete = 1") || !strings.Contains(u[0], "the run has 0") {
+		t.Errorf("Unexpected = %q, want the false claim", u)
+	}
+	if e, why := expectation(r); e != reports.Unexpected || !strings.Contains(why, "claim") {
+		t.Errorf("expectation = %v %q", e, why)
+	}
+	var found bool
+	for _, v := range junitVerdicts(r) {
+		if v.Invariant == "claim: count write verb=delete = 1" {
+			found = v.Status == invariants.Fail && strings.Contains(v.Reason, "line 7")
+		}
+	}
+	if !found {
+		t.Errorf("JUnit has no failed claim: %+v", junitVerdicts(r))
 	}
 }
 

@@ -93,6 +93,22 @@ type SignalReport struct {
 	Latencies []time.Duration `json:"latencies,omitempty"`
 	// Examples explain the first false positives.
 	Examples []string `json:"examples,omitempty"`
+	// Judged lists every judged flip to true, in trace order.
+	Judged []FlipJudgement `json:"judged,omitempty"`
+}
+
+// FlipJudgement is the judgement of one flip to true of a sync signal.
+type FlipJudgement struct {
+	// Pos and At are the flip's record position and virtual time.
+	Pos int          `json:"pos"`
+	At  sim.Duration `json:"at"`
+	// Actor is who recorded the flip.
+	Actor string `json:"actor"`
+	// Sound is true when the cache held what the signal promises.
+	Sound bool `json:"sound"`
+	// Missing is, for a false flip, the position of the server write the
+	// cache lacked; -1 for a sound one.
+	Missing int `json:"missing"`
 }
 
 // Verdict turns the report into the sync-soundness/<signal> verdict.
@@ -288,6 +304,7 @@ func SyncSoundness(tr *sim.Trace) []SignalReport {
 			}
 			rep.Flips++
 			if missing != nil {
+				rep.Judged = append(rep.Judged, FlipJudgement{Pos: f.rec.Pos, At: f.rec.At, Actor: f.rec.Actor, Missing: missing.writePos})
 				rep.FalsePositives++
 				rep.Positions = append(rep.Positions, f.rec.Pos, missing.writePos)
 				if len(rep.Examples) < 3 {
@@ -300,6 +317,7 @@ func SyncSoundness(tr *sim.Trace) []SignalReport {
 				}
 				continue
 			}
+			rep.Judged = append(rep.Judged, FlipJudgement{Pos: f.rec.Pos, At: f.rec.At, Actor: f.rec.Actor, Sound: true, Missing: -1})
 			lat := f.rec.At.D() - trueSync
 			if lat < 0 {
 				lat = 0

@@ -56,6 +56,14 @@
 // are written from the narrative, never copied from a run: the package's
 // test runs every scenario and fails when a verdict differs.
 //
+// Below ----, a line `claim SUBJECT: ...` makes a sentence of the story
+// checkable against that subject's run: a count of trace records ("five
+// ConfigMaps": `claim naivecache: count write actor=setup resource=configmaps
+// = 5`), the time of the first such record, or which flip of a sync signal
+// is sound or false and when (`claim naivecache: flip quiescence-synced 3
+// false at 13s..13200ms`). See Claim for the forms and keys. A claim the run
+// does not bear out is a Mismatch, like a verdict that differs.
+//
 // Every malformed line is reported as "file:line: what is wrong and what
 // to do" (a *ParseError wrapping ErrSyntax).
 package scenarios

@@ -581,6 +581,15 @@ func (p *parser) step(l line, rest string) error {
 // expectLine parses `SUBJECT: invariant=status ...`.
 func (p *parser) expectLine(l line) error {
 	t := strings.TrimSpace(l.text)
+	if rest, ok := strings.CutPrefix(t, "claim "); ok {
+		c, err := parseClaim(rest, l.n)
+		if err != nil {
+			return p.errf(l.n, "%v", err)
+		}
+		p.flush(BlockClaim, len(p.s.Claims))
+		p.s.Claims = append(p.s.Claims, c)
+		return nil
+	}
 	subj, rest, ok := strings.Cut(t, ":")
 	subj = strings.TrimSpace(subj)
 	if !ok || subj == "" || strings.ContainsAny(subj, " \t=") {
@@ -629,6 +638,11 @@ func (p *parser) finish() error {
 		return p.errf(last, "no steps: add at least one `at TIME ACTOR OP ...` line")
 	case len(s.Expect) == 0:
 		return p.errf(last, "no expectations: add a ---- line, then `SUBJECT: invariant=pass|fail ...` lines")
+	}
+	for _, c := range s.Claims {
+		if len(s.ExpectedFor(c.Subject)) == 0 {
+			return p.errf(c.Line, "claim about %s, which no expectation line names: only the subjects with a `%s: invariant=STATUS` line run", c.Subject, c.Subject)
+		}
 	}
 	if s.Plan.Subject == "" {
 		s.Plan.Subject = s.Expect[0].Subject

@@ -28,6 +28,8 @@ type Scenario struct {
 	Plan sim.Plan
 	// Expect are the expected verdicts, in file order.
 	Expect []Expectation
+	// Claims are the story's checkable sentences, in file order (see Claim).
+	Claims []Claim
 	// File is where the scenario was read from ("data/x.txt" for built-ins).
 	File string
 	// StepLines[i] is the line of Plan.Steps[i] in File.
@@ -76,6 +78,8 @@ const (
 	BlockExpect BlockKind = "expect"
 	// BlockEnd is narrative after the last directive of the timeline.
 	BlockEnd BlockKind = "end"
+	// BlockClaim explains a claim (Block.Index into Claims).
+	BlockClaim BlockKind = "claim"
 )
 
 // Block is one block of `#` narrative: paragraphs separated by a lone `#`.
@@ -155,10 +159,14 @@ func (s *Scenario) StepNarration(i int) string {
 	return ""
 }
 
-// Mismatch is a verdict that differs from the scenario's expectation.
+// Mismatch is a verdict that differs from the scenario's expectation, or a
+// claim of its story that its run does not bear out.
 type Mismatch struct {
 	Subject   string
 	Invariant string
+	// Claim is the claim's text, for a claim that does not hold (Invariant,
+	// Want and Got are then empty, Reason says what the run shows).
+	Claim string
 	// Want is the expected status; Got is the verdict's status, or "" when
 	// the check returned no verdict for the invariant.
 	Want, Got invariants.Status
@@ -170,6 +178,9 @@ type Mismatch struct {
 
 // String says what differs, in one line.
 func (m Mismatch) String() string {
+	if m.Claim != "" {
+		return fmt.Sprintf("%s: the story claims %q (line %d), but %s", m.Subject, m.Claim, m.Line, m.Reason)
+	}
 	if m.Got == "" {
 		return fmt.Sprintf("%s: %s: expected %s, but no verdict was returned for it (line %d)", m.Subject, m.Invariant, m.Want, m.Line)
 	}

@@ -61,7 +61,7 @@ func TestEveryScenarioNamesRegisteredSubjectsAndInvariantsAndAValidPlan(t *testi
 
 // TestEveryScenarioFailsTheWayItsNarrativeSays runs every built-in scenario
 // against every subject its expectations name and compares the verdicts
-// with the expectations: a mutant that stops failing the way the narrative
+// with the expectations, and checks the story's claims against the run: a mutant that stops failing the way the narrative
 // says, or a real controller that starts failing, is a failing test.
 func TestEveryScenarioFailsTheWayItsNarrativeSays(t *testing.T) {
 	all, err := scenarios.All()
@@ -78,7 +78,7 @@ func TestEveryScenarioFailsTheWayItsNarrativeSays(t *testing.T) {
 					t.Fatalf("%s: the run failed: %v", s.File, err)
 				}
 				vs := invariants.Check(tr)
-				for _, m := range s.Compare(subj, vs) {
+				for _, m := range append(s.Compare(subj, vs), s.CheckClaims(subj, tr)...) {
 					t.Errorf("%s:%d: %s\n  see: go run ./cmd/cachelab run %s --subject %s", s.File, m.Line, m, s.Name, subj)
 				}
 			})

@@ -414,6 +414,11 @@ func replayCmd(env *Env, args []string) int {
 		}
 		fmt.Fprintf(w, "  %-7s %-36s %s%s\n", v.Status, v.Invariant, firstLine(v.Reason), mark)
 	}
+	for _, m := range r.Mismatches {
+		if m.Claim != "" {
+			fmt.Fprintf(w, "  %-7s %-36s %s   <- the story claims it (line %d)\n", "false", "claim", m.Claim+": "+m.Reason, m.Line)
+		}
+	}
 	if r.Trace != nil {
 		fmt.Fprintf(w, "ended %s at %s virtual, %d records, in %s\n", r.Trace.Outcome, r.Trace.End, len(r.Trace.Records), r.Wall.Round(time.Millisecond))
 	}
