@@ -40,6 +40,10 @@ func deleteRecreate(tr *sim.Trace, opts Options) Verdict {
 	}
 	views := map[hid]map[key]known{}
 	nCalls, nChanges := 0, 0
+	// incomplete is the first update record whose old object's UID is
+	// missing where the UID changed: it cannot say whether the handler was
+	// told, so at best the verdict is Unknown (-1: none).
+	incomplete := -1
 	for _, r := range tr.Records {
 		if r.Kind != sim.RecHandler || !isObjectEvent(r.EventType) {
 			continue
@@ -56,9 +60,14 @@ func deleteRecreate(tr *sim.Trace, opts Options) Verdict {
 		switch r.EventType {
 		case "ADDED", "MODIFIED":
 			if has && cur.uid != "" && r.UID != "" && r.UID != cur.uid {
-				if r.EventType == "MODIFIED" && r.OldUID == cur.uid {
+				switch {
+				case r.EventType == "MODIFIED" && r.OldUID == cur.uid:
 					nChanges++
-				} else {
+				case r.EventType == "MODIFIED" && r.OldUID == "":
+					if incomplete < 0 {
+						incomplete = r.Pos
+					}
+				default:
 					return fail(name, withFaultNote(tr, fmt.Sprintf("handler %q saw %s change from UID %s to UID %s without being told: no DELETED of the old object and no update showing the UID change",
 						r.Handler, k, cur.uid, r.UID)), r.Pos, cur.pos)
 				}
@@ -123,6 +132,13 @@ func deleteRecreate(tr *sim.Trace, opts Options) Verdict {
 					id.handler, k, cur.uid, fu)), cur.pos, final.Pos)
 			}
 		}
+	}
+	if incomplete >= 0 {
+		r := tr.Records[incomplete]
+		v := unknown(name, fmt.Sprintf("handler %q's update record of %s has no OldUID (the old object's UID), and the UID it knew changed there: whether the handler was told of the recreation cannot be decided (record the update's old object)",
+			r.Handler, recKey(r)))
+		v.Positions = []int{incomplete}
+		return v
 	}
 	return pass(name, fmt.Sprintf("%d handler call(s), %d deletion(s) or UID change(s): every UID change was reported, in order, with the right key", nCalls, nChanges))
 }
