@@ -196,6 +196,11 @@ func (c *Client) react(unstructuredWatch bool) clienttesting.ReactionFunc {
 		ctx := context.Background()
 		gvr, ns := action.GetResource(), action.GetNamespace()
 		sub := action.GetSubresource()
+		if _, plain := action.(clienttesting.ActionImpl); plain && isDiscoveryAction(gvr, action.GetVerb()) {
+			// The fake discovery client's own actions: not handled here,
+			// so the fake answers them (see Clientset.Discovery).
+			return false, nil, nil
+		}
 		switch a := action.(type) {
 		case clienttesting.GetActionImpl:
 			if sub != "" && sub != "status" {
