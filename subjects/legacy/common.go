@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -29,6 +30,15 @@ const (
 	// ParamHandlerDelay makes every handler call take this long (a Go
 	// duration), as a slow handler does. Default 0.
 	ParamHandlerDelay = "handlerDelay"
+	// ParamResync is the informer's resync period and its handler's (a Go
+	// duration): every period, each cached object is handed to the handler
+	// again as OnUpdate(obj, obj) (EDGE-CASES 21). Default 0 (no resync).
+	ParamResync = "resync"
+	// ParamDropEndBookmark, "true", stands for a server (or a proxy) that
+	// never sends the k8s.io/initial-events-end bookmark: the subject's
+	// ListerWatcher drops it from every watch stream before the reflector
+	// sees it, and records a note each time (EDGE-CASES 5). Default false.
+	ParamDropEndBookmark = "dropEndBookmark"
 )
 
 // params are the parsed subject parameters.
@@ -36,6 +46,8 @@ type params struct {
 	workers      int
 	namespace    string
 	handlerDelay time.Duration
+	resync       time.Duration
+	dropEndBM    bool
 }
 
 func parseParams(subject string, p map[string]string) (params, error) {
@@ -56,8 +68,20 @@ func parseParams(subject string, p map[string]string) (params, error) {
 				return out, fmt.Errorf("%s: subject parameter %s=%q: want a Go duration of at least 0 (e.g. 100ms)", subject, k, v)
 			}
 			out.handlerDelay = d
+		case ParamResync:
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 {
+				return out, fmt.Errorf("%s: subject parameter %s=%q: want a Go duration of at least 0 (e.g. 30s)", subject, k, v)
+			}
+			out.resync = d
+		case ParamDropEndBookmark:
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return out, fmt.Errorf("%s: subject parameter %s=%q: want true or false", subject, k, v)
+			}
+			out.dropEndBM = b
 		default:
-			return out, fmt.Errorf("%s: unknown subject parameter %q (known: %s, %s, %s)", subject, k, ParamWorkers, ParamNamespace, ParamHandlerDelay)
+			return out, fmt.Errorf("%s: unknown subject parameter %q (known: %s, %s, %s, %s, %s)", subject, k, ParamWorkers, ParamNamespace, ParamHandlerDelay, ParamResync, ParamDropEndBookmark)
 		}
 	}
 	return out, nil
@@ -76,6 +100,13 @@ func checkEnv(subject string, env sim.Env) error {
 type lwAdapter struct {
 	cache.ListerWatcherWithContext
 	ctx context.Context
+	// noWatchList makes the adapter report WatchList semantics unsupported,
+	// so the reflector lists and watches (the opt-out of EDGE-CASES 5).
+	noWatchList bool
+	// dropEndBookmark, when set, drops the k8s.io/initial-events-end
+	// bookmark from every watch stream and is called each time
+	// (ParamDropEndBookmark).
+	dropEndBookmark func()
 }
 
 var _ cache.ListerWatcher = lwAdapter{}
@@ -90,9 +121,32 @@ func (a lwAdapter) Watch(o metav1.ListOptions) (watch.Interface, error) {
 	return a.WatchWithContext(a.ctx, o)
 }
 
+// WatchWithContext watches, dropping the initial-events-end bookmark when
+// dropEndBookmark is set.
+func (a lwAdapter) WatchWithContext(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+	w, err := a.ListerWatcherWithContext.WatchWithContext(ctx, o)
+	if err != nil || a.dropEndBookmark == nil {
+		return w, err
+	}
+	return watch.Filter(w, func(ev watch.Event) (watch.Event, bool) {
+		if ev.Type != watch.Bookmark {
+			return ev, true
+		}
+		if m, err := meta.Accessor(ev.Object); err == nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
+			a.dropEndBookmark()
+			return ev, false
+		}
+		return ev, true
+	}), nil
+}
+
 // IsWatchListSemanticsUnSupported passes the wrapped ListerWatcher's answer
-// on (false when it has none: WatchList is tried).
+// on (false when it has none: WatchList is tried), or true when noWatchList
+// is set.
 func (a lwAdapter) IsWatchListSemanticsUnSupported() bool {
+	if a.noWatchList {
+		return true
+	}
 	u, ok := a.ListerWatcherWithContext.(interface{ IsWatchListSemanticsUnSupported() bool })
 	return ok && u.IsWatchListSemanticsUnSupported()
 }

@@ -92,7 +92,8 @@ func (s *DeltaFIFOSubject) Start(ctx context.Context, env sim.Env) error {
 	})
 	s.ctrl = cache.New(&cache.Config{
 		Queue:             s.fifo,
-		ListerWatcher:     lwAdapter{ListerWatcherWithContext: env.ListerWatcher(mirror.GVR, p.namespace), ctx: ctx},
+		ListerWatcher:     newLW(ctx, env, p, s.h),
+		FullResyncPeriod:  p.resync,
 		ObjectType:        &corev1.ConfigMap{},
 		ObjectDescription: "configmaps",
 		Process:           s.process,

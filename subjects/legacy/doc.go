@@ -40,8 +40,14 @@
 // (when workers start and whenever a worker leaves the queue empty). Both
 // implement sim.Converger with the mirror controller's desired state, and
 // sim.CacheSnapshotter with their store, named after the subject.
-// Parameters: workers (1), namespace ("" = all), and for informer-realfifo
-// only handlerDelay (Go duration, 0: how long every handler call takes, as a
+// Variants of informer-realfifo (variants.go), each changing one thing for
+// a scenario to contrast: panicking-handler (EDGE-CASES 2), no-watchlist
+// (5), sources-only and skips-same-rv (10, 21).
+//
+// Parameters: workers (1), namespace ("" = all), resync (0: the informer's
+// and the handler's resync period), dropEndBookmark (false: drop the
+// k8s.io/initial-events-end bookmark from every watch), and for
+// informer-realfifo only handlerDelay (Go duration, 0: how long every handler call takes, as a
 // slow handler). legacy-deltafifo refuses handlerDelay: its handler runs
 // under the DeltaFIFO's lock, and in a synctest bubble a goroutine waiting
 // for a sync.Mutex (the reflector, adding the next event) is not durably

@@ -50,6 +50,9 @@ func init() {
 // compare side by side with DeltaFIFOSubject. Build one with NewRealFIFO
 // for every process start.
 type RealFIFOSubject struct {
+	// v is what this variant changes (the zero variant but its name is
+	// the real controller).
+	v        variant
 	env      sim.Env
 	h        handlerRecorder
 	informer cache.SharedIndexInformer
@@ -69,7 +72,7 @@ var (
 )
 
 // NewRealFIFO returns a subject that is not started.
-func NewRealFIFO() *RealFIFOSubject { return &RealFIFOSubject{} }
+func NewRealFIFO() *RealFIFOSubject { return &RealFIFOSubject{v: variant{name: RealFIFOName}} }
 
 // Desired implements sim.Converger: every source ConfigMap has a matching
 // mirror.
@@ -88,21 +91,25 @@ func (s *RealFIFOSubject) Store() cache.Store {
 // Start builds the informer, registers the handler and starts them; the
 // workers start once the registration's HasSyncedChecker is done.
 func (s *RealFIFOSubject) Start(ctx context.Context, env sim.Env) error {
-	if err := checkEnv(RealFIFOName, env); err != nil {
+	if s.v.name == "" {
+		s.v.name = RealFIFOName
+	}
+	if err := checkEnv(s.v.name, env); err != nil {
 		return err
 	}
-	p, err := parseParams(RealFIFOName, env.Params)
+	p, err := parseParams(s.v.name, env.Params)
 	if err != nil {
 		return err
 	}
 	if env.Name == "" {
-		env.Name = RealFIFOName
+		env.Name = s.v.name
 	}
 	s.env = env
 	s.handlerDelay = p.handlerDelay
 	s.h = newHandlerRecorder(env.Rec, env.Name, RealFIFOName)
-	lw := lwAdapter{ListerWatcherWithContext: env.ListerWatcher(mirror.GVR, p.namespace), ctx: ctx}
-	s.informer = cache.NewSharedIndexInformerWithOptions(lw, &corev1.ConfigMap{}, cache.SharedIndexInformerOptions{ObjectDescription: "configmaps"})
+	lw := newLW(ctx, env, p, s.h)
+	lw.noWatchList = s.v.noWatchList
+	s.informer = cache.NewSharedIndexInformerWithOptions(lw, &corev1.ConfigMap{}, cache.SharedIndexInformerOptions{ObjectDescription: "configmaps", ResyncPeriod: p.resync})
 	s.workers = newWorkers(ctx, env, s.informer.GetStore(), s.h)
 	s.workers.Reconciler.Wrote = func(rv int64) {
 		for {
@@ -113,14 +120,21 @@ func (s *RealFIFOSubject) Start(ctx context.Context, env sim.Env) error {
 		}
 		s.sampleRV("after a write")
 	}
-	s.reg, err = s.informer.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+	s.reg, err = s.informer.AddEventHandlerWithOptions(cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, isInInitialList bool) {
 			s.handle(watch.Added, obj, nil, isInInitialList, "OnAdd")
 		},
 		UpdateFunc: func(old, obj any) {
 			detail := "OnUpdate"
-			if sameRV(old, obj) {
-				detail = "OnUpdate (same resourceVersion: resync or relist)"
+			switch {
+			case old == obj:
+				detail = "OnUpdate (same object: a resync)"
+			case sameRV(old, obj):
+				detail = "OnUpdate (same resourceVersion, another copy: a relist)"
+			}
+			if s.v.skipSameRV && sameRV(old, obj) {
+				s.h.call(watch.Modified, obj, old, false, detail+", skipped as a resync")
+				return
 			}
 			s.handle(watch.Modified, obj, old, false, detail)
 		},
@@ -131,9 +145,9 @@ func (s *RealFIFOSubject) Start(ctx context.Context, env sim.Env) error {
 			}
 			s.handle(watch.Deleted, obj, nil, false, detail)
 		},
-	})
+	}, cache.HandlerOptions{ResyncPeriod: &p.resync})
 	if err != nil {
-		return fmt.Errorf("%s: AddEventHandler: %w", RealFIFOName, err)
+		return fmt.Errorf("%s: AddEventHandler: %w", s.v.name, err)
 	}
 	go s.informer.RunWithContext(ctx)
 	go s.waitSignal(ctx, SignalInformerSynced, s.informer.HasSyncedChecker())
@@ -154,6 +168,13 @@ func (s *RealFIFOSubject) handle(t watch.EventType, obj, old any, initial bool, 
 	ns, name := s.h.call(t, obj, old, initial, detail)
 	if s.handlerDelay > 0 {
 		time.Sleep(s.handlerDelay)
+	}
+	if s.v.panicOnPoison && t == watch.Added && poisoned(obj) {
+		s.h.note(fmt.Sprintf("OnAdd panics on %s/%s (annotation %s)", ns, name, PoisonAnnotation))
+		panic(fmt.Sprintf("%s: OnAdd: cannot handle %s/%s", s.v.name, ns, name))
+	}
+	if s.v.sourcesOnly && mirror.IsMirrorName(name) {
+		return
 	}
 	s.workers.Add(mirror.SourceKey(ns, name))
 }

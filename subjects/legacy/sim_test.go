@@ -119,7 +119,7 @@ func TestDeltaFIFOUnderSimIsSyncedBeforeItsLastInitialItemIsHandled(t *testing.T
 func TestRelistRedeliversEveryObjectAsAnUpdateWithItsResourceVersionUnchanged(t *testing.T) {
 	for _, tc := range []struct{ name, detail string }{
 		{DeltaFIFOName, "delta Replaced"},
-		{RealFIFOName, "OnUpdate (same resourceVersion: resync or relist)"},
+		{RealFIFOName, "OnUpdate (same resourceVersion, another copy: a relist)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := st.Run(t, &sim.Plan{Version: sim.PlanVersion, Seed: 1, Subject: tc.name,

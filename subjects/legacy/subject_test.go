@@ -119,8 +119,10 @@ func TestRealFIFOSubjectSignalsHandlerSyncedAfterEveryInitialHandlerCall(t *test
 func TestStartRejectsBadParametersByName(t *testing.T) {
 	for _, s := range []sim.Subject{NewDeltaFIFO(), NewRealFIFO()} {
 		for want, params := range map[string]map[string]string{
-			`unknown subject parameter "resync"`: {"resync": "1s"},
-			`workers="none"`:                     {ParamWorkers: "none"},
+			`unknown subject parameter "resyncPeriod"`: {"resyncPeriod": "1s"},
+			`workers="none"`:          {ParamWorkers: "none"},
+			`resync="-1s"`:            {ParamResync: "-1s"},
+			`dropEndBookmark="maybe"`: {ParamDropEndBookmark: "maybe"},
 		} {
 			err := s.Start(t.Context(), sim.Env{Kube: fake.NewClientset(), Rec: st.NewRecorder(), Params: params,
 				ListerWatcher: func(schema.GroupVersionResource, string) cache.ListerWatcherWithContext { return &st.LW{} }})
