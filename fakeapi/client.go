@@ -337,14 +337,14 @@ func (c *Client) watch(ctx context.Context, gvr schema.GroupVersionResource, ns 
 	if opts.TimeoutSeconds != nil {
 		timeout = time.Duration(*opts.TimeoutSeconds) * time.Second
 	}
-	w := newWatcher(s, ctx, info, filter, timeout, opts.AllowWatchBookmarks)
+	w := newWatcher(s, ctx, info, filter, timeout, opts.AllowWatchBookmarks && s.bookmarkInterval > 0)
 	if asUnstructured {
 		if r, ok := s.st.Resource(gvr); ok {
 			gvk := gvr.GroupVersion().WithKind(r.Kind)
 			w.convert = func(obj runtime.Object) runtime.Object { return toUnstructured(obj, gvk) }
 		}
 	}
-	w.lastQueuedRV = startRV
+	w.lastQueuedRV, w.startRV = startRV, startRV
 	s.watchers = append(s.watchers, w)
 	c.answerLocked(&req, nil, http.StatusOK)
 	wi := info

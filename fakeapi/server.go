@@ -104,7 +104,9 @@ type Options struct {
 	// from; older revisions are compacted. Optional; default 10000.
 	HistoryWindow int64
 	// BookmarkInterval is how often watches that asked for bookmarks get
-	// one. Optional; default 1m (kube-apiserver sends them about every minute).
+	// one. Optional; default 1m (kube-apiserver sends them about every
+	// minute). Such watches with a timeout also get one 2 s before it, as
+	// kube-apiserver sends. Negative: no bookmarks at all.
 	BookmarkInterval time.Duration
 }
 
@@ -156,7 +158,7 @@ func NewServer(opts Options) *Server {
 	if s.hooks == nil {
 		s.hooks = NoHooks{}
 	}
-	if s.bookmarkInterval <= 0 {
+	if s.bookmarkInterval == 0 {
 		s.bookmarkInterval = DefaultBookmarkInterval
 	}
 	s.encoder = json.NewSerializerWithOptions(json.DefaultMetaFactory, s.scheme, s.scheme, json.SerializerOptions{})
@@ -417,7 +419,7 @@ func (s *Server) publishLocked(req *RequestInfo, evs []store.Event) {
 			s.observeLocked(o)
 		}
 		for _, w := range s.watchers {
-			if w.info.Resource != ev.GVR {
+			if w.info.Resource != ev.GVR || ev.RV <= w.startRV {
 				continue
 			}
 			seen, ok := w.filter(*ev)
@@ -456,6 +458,9 @@ func (s *Server) sendBookmark(w *watcher) {
 	defer s.mu.Unlock()
 	if slices.Index(s.watchers, w) < 0 {
 		return
+	}
+	if s.st.RV() < w.startRV {
+		return // a watch from the future: nothing to mark yet
 	}
 	ev, err := s.st.Bookmark(w.info.Resource, s.st.RV(), false)
 	if err != nil {

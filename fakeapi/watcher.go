@@ -30,6 +30,10 @@ const (
 	CloseServer = "server closed"
 )
 
+// preTimeoutBookmark is how long before a watch's timeout the last
+// bookmark is sent.
+const preTimeoutBookmark = 2 * time.Second
+
 // queuedEvent is one event waiting in a watcher's queue.
 type queuedEvent struct {
 	// ev holds the store's shared object; it is deep-copied on delivery.
@@ -65,6 +69,10 @@ type watcher struct {
 	convert func(runtime.Object) runtime.Object
 	// lastQueuedRV is the RV of the last event queued (guarded by s.mu).
 	lastQueuedRV int64
+	// startRV is the revision the watch starts after: live events and
+	// bookmarks at or below it are never sent (a watch from a future
+	// resourceVersion waits for it, as the watch cache's watchers do).
+	startRV int64
 
 	mu      sync.Mutex
 	queue   []queuedEvent
@@ -155,11 +163,19 @@ func (w *watcher) run() {
 		defer t.Stop()
 		tickC = t.C()
 	}
-	var timeoutC <-chan time.Time
+	var timeoutC, preTimeoutC <-chan time.Time
 	if w.timeout > 0 {
 		t := clk.NewTimer(w.timeout)
 		defer t.Stop()
 		timeoutC = t.C()
+		// The watch cache sends a bookmark 2 s before a watch's deadline
+		// (cacheWatcher.nextBookmarkTime), so that the client resumes
+		// from as close to now as possible.
+		if w.bookmarks && w.timeout > preTimeoutBookmark {
+			pt := clk.NewTimer(w.timeout - preTimeoutBookmark)
+			defer pt.Stop()
+			preTimeoutC = pt.C()
+		}
 	}
 
 	var (
@@ -248,6 +264,8 @@ func (w *watcher) run() {
 			headPlanned, headReady, headEvent = false, false, watch.Event{}
 			w.s.delivered(w, head.info)
 		case <-tickC:
+			w.s.sendBookmark(w)
+		case <-preTimeoutC:
 			w.s.sendBookmark(w)
 		case <-timeoutC:
 			reason = CloseTimeout

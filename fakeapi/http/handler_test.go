@@ -301,5 +301,14 @@ func TestDeleteAnswersTheObjectWhileFinalizersHoldIt(t *testing.T) {
 		if err := json.Unmarshal(w.Body.Bytes(), &st); w.Code != 200 || err != nil || st.Status != metav1.StatusSuccess || st.Details.Name != "one" {
 			t.Errorf("delete: %d %s, want 200 and a Success Status naming one", w.Code, w.Body)
 		}
+		// The registry's Status has no code (fidelity case
+		// status-delete-success), and names the resource as its kind.
+		var raw map[string]any
+		if err := json.Unmarshal(w.Body.Bytes(), &raw); err != nil {
+			t.Fatal(err)
+		}
+		if _, has := raw["code"]; has || st.Details.Kind != "configmaps" || st.Details.UID == "" {
+			t.Errorf("delete Status %s: want no code, details.kind configmaps and the uid", w.Body)
+		}
 	})
 }

@@ -147,11 +147,11 @@ func TestErrorPathsAnswerAsKubeAPIServer(t *testing.T) {
 		{"delete with wrong UID precondition", func() error {
 			_, _, err := s.Delete(configmapsGVR, "ns", "a", metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 			return err
-		}, 409, metav1.StatusReasonConflict, "Precondition failed: UID in precondition: someone-else, UID in object meta: " + string(metaOf(t, existing).GetUID())},
+		}, 409, metav1.StatusReasonConflict, "the UID in the precondition (someone-else) does not match the UID in record (" + string(metaOf(t, existing).GetUID()) + ")"},
 		{"delete with stale RV precondition", func() error {
 			_, _, err := s.Delete(configmapsGVR, "ns", "a", metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &staleRV}})
 			return err
-		}, 409, metav1.StatusReasonConflict, "Precondition failed: ResourceVersion in precondition: 1, ResourceVersion in object meta: 2"},
+		}, 409, metav1.StatusReasonConflict, "the ResourceVersion in the precondition (1) does not match the ResourceVersion in record (2)"},
 		{"invalid name", func() error {
 			_, _, err := s.Create(configmapsGVR, "ns", cm("", "Bad_Name", nil), metav1.CreateOptions{})
 			return err

@@ -233,10 +233,12 @@ func decodeContinue(token string) (string, int64, error) {
 //   - "0" (match "" or NotOlderThan): any revision: served by a replica
 //     replicaLag revisions behind the latest (never below CompactedRV()),
 //     limit ignored as the watch cache ignores it.
-//   - N with match NotOlderThan (or no match): the replica's revision
-//     (latest-replicaLag) if it is >= N, else 504 Too large resource version.
-//   - N with match Exact: the state at N; 410 Expired below CompactedRV(),
-//     504 Too large above RV().
+//   - N with match NotOlderThan (or no match and no limit): the replica's
+//     revision (latest-replicaLag) if it is >= N, else 504 Too large
+//     resource version.
+//   - N with match Exact, or with a limit and no match (kube-apiserver's
+//     "legacy exact match", served by etcd): the state at N; 410 Expired
+//     below CompactedRV(), 504 Too large above RV().
 //
 // Label and field selectors filter; limit/continue paginate over the
 // snapshot revision (continue tokens carry it; a token older than
@@ -295,7 +297,9 @@ func (s *Store) List(gvr schema.GroupVersionResource, ns string, opts metav1.Lis
 			return nil, ListInfo{}, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version: %q: must be an unsigned integer", rv))
 		}
 		want := int64(n)
-		if opts.ResourceVersionMatch == metav1.ResourceVersionMatchExact {
+		// Exact, and the "legacy exact match" of ShouldDelegateList: a
+		// limit with a resourceVersion and no match is served at it.
+		if opts.ResourceVersionMatch == metav1.ResourceVersionMatchExact || (opts.ResourceVersionMatch == "" && in.Limit > 0) {
 			switch {
 			case want > s.rv:
 				return nil, ListInfo{}, tooLargeResourceVersion(want, s.rv)

@@ -41,6 +41,9 @@ type kindRules struct {
 	defaults func(obj runtime.Object)
 	// validate checks required fields of the kind.
 	validate func(obj runtime.Object) field.ErrorList
+	// validateUpdate checks what an update may not change (immutable
+	// fields and objects), given the stored object.
+	validateUpdate func(obj, old runtime.Object) field.ErrorList
 	// statusKeepsOwnerRefs is true when a status update may not change
 	// ownerReferences (pods: "old kubelets corrupt them").
 	statusKeepsOwnerRefs bool
@@ -83,6 +86,23 @@ var builtins = []builtin{
 			cm := obj.(*corev1.ConfigMap)
 			return validateDataKeys(slices.Sorted(maps.Keys(cm.Data)), slices.Sorted(maps.Keys(cm.BinaryData)))
 		},
+		validateUpdate: func(obj, old runtime.Object) field.ErrorList {
+			cm, o := obj.(*corev1.ConfigMap), old.(*corev1.ConfigMap)
+			var errs field.ErrorList
+			if isTrue(o.Immutable) {
+				// ValidateConfigMapUpdate.
+				if !isTrue(cm.Immutable) {
+					errs = append(errs, field.Forbidden(field.NewPath("immutable"), immutableMsg))
+				}
+				if !reflect.DeepEqual(cm.Data, o.Data) {
+					errs = append(errs, field.Forbidden(field.NewPath("data"), immutableMsg))
+				}
+				if !reflect.DeepEqual(cm.BinaryData, o.BinaryData) {
+					errs = append(errs, field.Forbidden(field.NewPath("binaryData"), immutableMsg))
+				}
+			}
+			return errs
+		},
 	}},
 	{gvk: corev1.SchemeGroupVersion.WithKind("Secret"), namespaced: true, rules: kindRules{
 		nameFn: apivalidation.NameIsDNSSubdomain,
@@ -90,13 +110,40 @@ var builtins = []builtin{
 			set["type"] = string(obj.(*corev1.Secret).Type)
 		},
 		defaults: func(obj runtime.Object) {
-			if s := obj.(*corev1.Secret); s.Type == "" {
+			s := obj.(*corev1.Secret)
+			if s.Type == "" {
 				s.Type = corev1.SecretTypeOpaque // SetDefaults_Secret
 			}
+			// Convert_v1_Secret_To_core_Secret: stringData overwrites data
+			// and is never stored.
+			if len(s.StringData) > 0 && s.Data == nil {
+				s.Data = map[string][]byte{}
+			}
+			for k, v := range s.StringData {
+				s.Data[k] = []byte(v)
+			}
+			s.StringData = nil
 		},
 		validate: func(obj runtime.Object) field.ErrorList {
 			s := obj.(*corev1.Secret)
 			return validateDataKeys(slices.Sorted(maps.Keys(s.Data)), slices.Sorted(maps.Keys(s.StringData)))
+		},
+		validateUpdate: func(obj, old runtime.Object) field.ErrorList {
+			s, o := obj.(*corev1.Secret), old.(*corev1.Secret)
+			var errs field.ErrorList
+			// ValidateSecretUpdate.
+			if s.Type != o.Type {
+				errs = append(errs, field.Invalid(field.NewPath("type"), s.Type, "field is immutable"))
+			}
+			if isTrue(o.Immutable) {
+				if !isTrue(s.Immutable) {
+					errs = append(errs, field.Forbidden(field.NewPath("immutable"), immutableMsg))
+				}
+				if !reflect.DeepEqual(s.Data, o.Data) {
+					errs = append(errs, field.Forbidden(field.NewPath("data"), immutableMsg))
+				}
+			}
+			return errs
 		},
 	}},
 	{gvk: corev1.SchemeGroupVersion.WithKind("Pod"), namespaced: true, hasStatus: true, rules: kindRules{
@@ -181,7 +228,12 @@ var builtins = []builtin{
 	}},
 }
 
-// sortedKeys returns the keys of a map, sorted.
+// immutableMsg is kube-apiserver's message for a change to an immutable
+// ConfigMap or Secret.
+const immutableMsg = "field is immutable when `immutable` is set"
+
+func isTrue(b *bool) bool { return b != nil && *b }
+
 // validateDataKeys checks ConfigMap and Secret data keys.
 func validateDataKeys(data, binary []string) field.ErrorList {
 	var errs field.ErrorList

@@ -312,6 +312,9 @@ func (s *Store) update(r *resState, key string, o, old runtime.Object, sub, verb
 	}
 	errs := apivalidation.ValidateObjectMetaAccessorUpdate(m, oldM, field.NewPath("metadata"))
 	errs = append(errs, s.validateSpec(r, o)...)
+	if r.rules.validateUpdate != nil {
+		errs = append(errs, r.rules.validateUpdate(o, old)...)
+	}
 	if len(errs) > 0 {
 		return nil, nil, apierrors.NewInvalid(r.gvk.GroupKind(), m.GetName(), errs)
 	}
@@ -472,24 +475,24 @@ func (s *Store) Delete(gvr schema.GroupVersionResource, ns, name string, opts me
 	return out.DeepCopyObject(), events, nil
 }
 
-// checkPreconditions is storage.Preconditions.Check, answered as
-// storeerr.InterpretDeleteError does (409 Conflict).
+// checkPreconditions is rest.BeforeDelete's early check of the
+// preconditions, which answers 409 Conflict naming the Kind (not the
+// resource) in details.kind.
 func (s *Store) checkPreconditions(r *resState, key string, cur runtime.Object, p *metav1.Preconditions) error {
 	if p == nil {
 		return nil
 	}
 	m := mustAccessor(cur)
-	var msg string
+	var err error
 	switch {
 	case p.UID != nil && *p.UID != m.GetUID():
-		msg = fmt.Sprintf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, m.GetUID())
+		err = fmt.Errorf("the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated", *p.UID, m.GetUID())
 	case p.ResourceVersion != nil && *p.ResourceVersion != m.GetResourceVersion():
-		msg = fmt.Sprintf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, m.GetResourceVersion())
+		err = fmt.Errorf("the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). The object might have been modified", *p.ResourceVersion, m.GetResourceVersion())
 	default:
 		return nil
 	}
-	storageErr := fmt.Errorf("StorageError: invalid object, Code: 4, Key: %s%s, ResourceVersion: 0, AdditionalErrorMsg: %s", r.registryPrefix, registryKey(r, key), msg)
-	return apierrors.NewConflict(r.groupResource(), m.GetName(), storageErr)
+	return apierrors.NewConflict(schema.GroupResource{Group: r.gvk.Group, Resource: r.gvk.Kind}, m.GetName(), err)
 }
 
 // registryKey turns an objectKey into the tail of an etcd key.
