@@ -178,3 +178,66 @@ func TestWatchListWithoutEndBookmarkStory(t *testing.T) {
 		}
 	})
 }
+
+// detailed returns the handler calls whose detail contains s.
+func detailed(tr *sim.Trace, s string) []sim.Record {
+	return where(tr, func(r sim.Record) bool { return r.Kind == sim.RecHandler && strings.Contains(r.Detail, s) })
+}
+
+// TestRelistAndResyncStories checks relist-is-not-resync and
+// resync-same-object: a relist hands the handler an unchanged object as
+// another copy with the same resourceVersion, which skips-same-rv drops
+// "as a resync"; with the informer's resync at 0 there is no resync at
+// all; with 30 s, "every 30 s" each handler gets OnUpdate(obj, obj), the
+// very same object, and sources-only makes its new mirror then.
+func TestRelistAndResyncStories(t *testing.T) {
+	t.Run("relist", func(t *testing.T) {
+		tr := storyRun(t, "relist-is-not-resync", "informer-realfifo/skips-same-rv")
+		if got := detailed(tr, "a relist), skipped as a resync"); len(got) == 0 || got[0].Name != "settings" {
+			t.Errorf("want the relist's unchanged settings skipped as a resync, got:%s", describe(got))
+		}
+		if got := detailed(tr, "same object"); len(got) != 0 {
+			t.Errorf("a resync with the informer's resync period at 0:%s", describe(got))
+		}
+	})
+	t.Run("resync", func(t *testing.T) {
+		tr := storyRun(t, "resync-same-object", "informer-realfifo/sources-only")
+		resyncs := detailed(tr, "same object: a resync")
+		if len(resyncs) == 0 {
+			t.Fatal("no OnUpdate(obj, obj) in a run with resync=30s")
+		}
+		for _, r := range resyncs {
+			if r.At.D()%(30*time.Second) != 0 {
+				t.Errorf("a resync off the 30 s period:%s", describe([]sim.Record{r}))
+			}
+		}
+		creates := where(tr, func(r sim.Record) bool {
+			return r.Kind == sim.RecWrite && r.Verb == "create" && r.Name == "settings-mirror" && r.Actor == "informer-realfifo/sources-only"
+		})
+		if len(creates) != 2 || creates[1].At.D() != 30*time.Second {
+			t.Errorf("want the mirror made at the start and again at the 30 s resync, got:%s", describe(creates))
+		}
+	})
+}
+
+// TestQueuedAddThenTombstoneStory checks queued-add-then-tombstone: "the
+// handler gets the queued ADD, for an object the store no longer has, and
+// then the relist's tombstone": OnAdd(x) comes after the user's delete of x
+// and after the relist, and the tombstone right after it.
+func TestQueuedAddThenTombstoneStory(t *testing.T) {
+	const subj = "informer-realfifo"
+	tr := storyRun(t, "queued-add-then-tombstone", subj)
+	del := where(tr, func(r sim.Record) bool { return r.Kind == sim.RecWrite && r.Verb == "delete" && r.Name == "x" })
+	lists := where(tr, func(r sim.Record) bool { return r.Kind == sim.RecList && r.Actor == subj })
+	calls := handlerCalls(tr, "", "x")
+	if len(del) != 1 || len(lists) == 0 || len(calls) != 2 {
+		t.Fatalf("want one delete of x, a relist and two handler calls on x; got delete:%s\nlists:%s\ncalls:%s", describe(del), describe(lists), describe(calls))
+	}
+	add, tomb := calls[0], calls[1]
+	if add.EventType != "ADDED" || add.Pos < del[0].Pos || add.Pos < lists[0].Pos {
+		t.Errorf("want OnAdd(x) after the delete (#%d) and the relist (#%d), got:%s", del[0].Pos, lists[0].Pos, describe(calls[:1]))
+	}
+	if tomb.EventType != "DELETED" || !tomb.Tombstone {
+		t.Errorf("want the tombstone after OnAdd(x), got:%s", describe(calls[1:]))
+	}
+}
