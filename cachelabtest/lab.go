@@ -103,8 +103,9 @@ type Result struct {
 func (r *Result) Judged() bool { return r.Job.Scenario != nil }
 
 // Unexpected returns the verdicts that count as unexpected: for a scenario
-// job, those differing from its expectations; otherwise every failed
-// verdict of a property of the subject. The sync-soundness verdicts (is
+// job, those differing from its expectations (and the story's claims its
+// run does not bear out); otherwise every failed verdict of a property of
+// the subject, unless the subject is a mutant (see Caught). The sync-soundness verdicts (is
 // "informer-synced", "quiescence", "desired"... a sound definition of
 // synced?) measure definitions, most of which the subject does not rely
 // on; outside a scenario that names them they are reported (Measured), not
@@ -120,8 +121,11 @@ func (r *Result) Unexpected() []string {
 		}
 		return out
 	}
+	if r.mutant() {
+		return out
+	}
 	for _, v := range r.Verdicts {
-		if v.Status == invariants.Fail && !IsMeasurement(v.Invariant) {
+		if v.Failed() {
 			out = append(out, v.Invariant+": "+v.Reason)
 		}
 	}
@@ -129,9 +133,35 @@ func (r *Result) Unexpected() []string {
 }
 
 // IsMeasurement reports whether an invariant measures a definition of
-// "synced" rather than a property of the subject.
-func IsMeasurement(invariant string) bool {
-	return strings.HasPrefix(invariant, invariants.NameSyncSoundnessPrefix)
+// "synced" rather than a property of the subject (invariants.IsMeasurement).
+func IsMeasurement(invariant string) bool { return invariants.IsMeasurement(invariant) }
+
+// mutant reports whether the run's subject carries a deliberate,
+// documented bug: outside a scenario, a property it fails is the lab
+// catching it, as in a scenario that expects the failure.
+func (r *Result) mutant() bool {
+	info, ok := sim.LookupSubject(r.Job.Plan.Subject)
+	return ok && info.Mutant
+}
+
+// Caught returns the failed properties that count as a bug caught: for a
+// scenario job, those its expectations say fail (ExpectedFailures); for a
+// random or file plan of a mutant, every failed property. Empty for the
+// real subjects outside a scenario, whose failures are Unexpected.
+func (r *Result) Caught() []string {
+	if r.Judged() {
+		return r.ExpectedFailures()
+	}
+	if !r.mutant() {
+		return nil
+	}
+	var out []string
+	for _, v := range r.Verdicts {
+		if v.Failed() {
+			out = append(out, v.Invariant)
+		}
+	}
+	return out
 }
 
 // Measured returns the sync definitions that failed their soundness check
@@ -459,8 +489,10 @@ func expectation(r *Result) (reports.Expectation, string) {
 		return reports.Unexpected, "unexpected: " + strings.Join(what, "; ")
 	}
 	var parts []string
-	if c := r.ExpectedFailures(); len(c) > 0 {
+	if c := r.Caught(); len(c) > 0 {
 		parts = append(parts, "caught: "+strings.Join(c, ", "))
+	} else if !r.Judged() && r.mutant() {
+		parts = append(parts, "not caught by this plan")
 	}
 	if u := r.Unjudged(); len(u) > 0 {
 		parts = append(parts, "also failed: "+strings.Join(u, ", "))
@@ -480,11 +512,14 @@ func firstLineOf(s string) string {
 // WriteBatch).
 func junitVerdicts(r *Result) []invariants.Verdict {
 	if !r.Judged() {
+		// Measurements stay measurements (reports.JUnit never fails a
+		// testcase on them); a mutant's failed property is a bug caught.
+		mutant := r.mutant()
 		out := make([]invariants.Verdict, 0, len(r.Verdicts))
 		for _, v := range r.Verdicts {
-			if v.Status == invariants.Fail && IsMeasurement(v.Invariant) {
-				v.Status = invariants.Unknown
-				v.Reason = "a measurement of a sync definition, not a property of the subject: " + v.Reason
+			if mutant && v.Failed() {
+				v.Status = invariants.Pass
+				v.Reason = "caught (the subject is a mutant with a documented bug): " + v.Reason
 			}
 			out = append(out, v)
 		}
@@ -498,12 +533,14 @@ func junitVerdicts(r *Result) []invariants.Verdict {
 	for _, v := range r.Verdicts {
 		switch m, bad := mism[v.Invariant]; {
 		case bad:
-			v.Status = invariants.Fail
+			// A verdict that differs from the scenario fails the run,
+			// measurement or not.
+			v.Status, v.Measurement = invariants.Fail, false
 			v.Reason = fmt.Sprintf("expected %s, got %s: %s", m.Want, m.Got, v.Reason)
 		case v.Status == invariants.Fail && r.expects(v.Invariant, invariants.Fail):
-			v.Status = invariants.Pass
+			v.Status, v.Measurement = invariants.Pass, false
 			v.Reason = "failed as the scenario expects: " + v.Reason
-		case v.Status == invariants.Fail:
+		case v.Failed():
 			v.Status = invariants.Unknown
 			v.Reason = "failed, but the scenario does not judge it: " + v.Reason
 		}

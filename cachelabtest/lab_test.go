@@ -25,6 +25,7 @@ func (leaky) Start(ctx context.Context, env sim.Env) error {
 
 func init() {
 	sim.RegisterSubject(sim.SubjectInfo{Name: "lab-test/leaky", Summary: "leaves a goroutine blocked (lab tests only)", New: func() sim.Subject { return leaky{} }})
+	sim.RegisterSubject(sim.SubjectInfo{Name: "lab-test/mutant", Summary: "a mutant (lab tests only)", Mutant: true, New: func() sim.Subject { return leaky{} }})
 }
 
 func TestARunThatLeavesGoroutinesBlockedKeepsItsTraceAndIsReportedAsAnError(t *testing.T) {
@@ -64,14 +65,16 @@ func TestJUnitPassesExpectedFailuresAndFailsMismatches(t *testing.T) {
 		got[v.Invariant] = v
 	}
 	for inv, want := range map[string]invariants.Status{
-		"no-lost-deletes":        invariants.Pass,    // failed as expected
-		"eventual-convergence":   invariants.Fail,    // expected pass
-		"per-object-order":       invariants.Unknown, // not judged
-		"sync-soundness/desired": invariants.Unknown, // not judged
+		"no-lost-deletes":      invariants.Pass,    // failed as expected
+		"eventual-convergence": invariants.Fail,    // expected pass
+		"per-object-order":     invariants.Unknown, // not judged
 	} {
 		if got[inv].Status != want {
 			t.Errorf("%s: JUnit status %s (%s), want %s", inv, got[inv].Status, got[inv].Reason, want)
 		}
+	}
+	if d := got["sync-soundness/desired"]; d.Label() != "unsound" {
+		t.Errorf("sync-soundness/desired: JUnit shows %+v, want an unsound measurement (which reports.JUnit never fails on)", d)
 	}
 	if u := r.Unexpected(); len(u) != 1 || !strings.Contains(u[0], "eventual-convergence") {
 		t.Errorf("Unexpected = %q, want the one mismatch", u)
@@ -122,6 +125,36 @@ func TestRandomAndFilePlansCountEveryFailedPropertyButNotMeasurements(t *testing
 	}
 	if m := r.Measured(); len(m) != 1 || m[0] != "quiescence-synced" {
 		t.Errorf("Measured = %q", m)
+	}
+}
+
+// TestAMutantCaughtByARandomPlanIsCaughtAsInAScenario: "caught" means
+// the same in a scenario and a random plan; a real subject's failure
+// outside a scenario stays unexpected.
+func TestAMutantCaughtByARandomPlanIsCaughtAsInAScenario(t *testing.T) {
+	vs := []invariants.Verdict{
+		{Invariant: "no-lost-deletes", Status: invariants.Fail, Reason: "kept"},
+		{Invariant: "sync-soundness/desired", Status: invariants.Fail, Reason: "early", Measurement: true},
+	}
+	mut := &Result{Job: NewJob(&sim.Plan{Name: "random-1", Subject: "lab-test/mutant"}, nil), Verdicts: vs}
+	if !mut.OK() || len(mut.Caught()) != 1 || mut.Caught()[0] != "no-lost-deletes" {
+		t.Errorf("mutant: OK = %v, Caught = %q, Unexpected = %q; want caught no-lost-deletes", mut.OK(), mut.Caught(), mut.Unexpected())
+	}
+	if e, why := expectation(mut); e != reports.AsExpected || !strings.Contains(why, "caught: no-lost-deletes") {
+		t.Errorf("mutant: expectation = %v %q", e, why)
+	}
+	for _, v := range junitVerdicts(mut) {
+		if v.Invariant == "no-lost-deletes" && v.Status != invariants.Pass {
+			t.Errorf("mutant: JUnit shows the catch as %s", v.Status)
+		}
+	}
+	missed := &Result{Job: NewJob(&sim.Plan{Name: "random-2", Subject: "lab-test/mutant"}, nil), Verdicts: vs[1:]}
+	if e, why := expectation(missed); e != reports.AsExpected || !strings.Contains(why, "not caught by this plan") {
+		t.Errorf("mutant not caught: expectation = %v %q", e, why)
+	}
+	real := &Result{Job: NewJob(&sim.Plan{Name: "random-1", Subject: "naivecache"}, nil), Verdicts: vs}
+	if real.OK() || len(real.Caught()) != 0 {
+		t.Errorf("real subject: OK = %v, Caught = %q; want its failure unexpected", real.OK(), real.Caught())
 	}
 }
 

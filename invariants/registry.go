@@ -72,13 +72,16 @@ func (inv Invariant) Check(tr *sim.Trace) Verdict { return inv.CheckWith(tr, Opt
 // CheckWith judges tr with opts. A nil or empty trace is Unknown.
 func (inv Invariant) CheckWith(tr *sim.Trace, opts Options) Verdict {
 	if tr == nil || len(tr.Records) == 0 {
-		return unknown(inv.Name, "the trace is empty: nothing to judge (run a plan first)")
+		v := unknown(inv.Name, "the trace is empty: nothing to judge (run a plan first)")
+		v.Measurement = IsMeasurement(inv.Name)
+		return v
 	}
 	if inv.check == nil {
 		return unknown(inv.Name, "invariant has no check function")
 	}
 	v := inv.check(tr, opts.withDefaults())
 	v.Invariant = inv.Name
+	v.Measurement = IsMeasurement(inv.Name)
 	return v
 }
 

@@ -1,5 +1,10 @@
 package invariants
 
+import (
+	"fmt"
+	"strings"
+)
+
 // Status is the three-valued outcome of a check, as porcupine's CheckResult:
 // a check that cannot decide says Unknown rather than guess.
 type Status string
@@ -23,4 +28,75 @@ type Verdict struct {
 	Positions []int `json:"positions,omitempty"`
 	// Detail, optional, is a longer explanation (a cache-vs-server diff).
 	Detail string `json:"detail,omitempty"`
+	// Measurement is true for a verdict that measures a definition of
+	// "synced" (sync-soundness/...) rather than judging the subject: its
+	// Fail means "this definition claimed sync too early" (unsound), never
+	// that the run failed. See IsMeasurement.
+	Measurement bool `json:"measurement,omitempty"`
+}
+
+// IsMeasurement reports whether the invariant named name measures a
+// definition of "synced" (how often it lied) instead of judging the
+// subject. A measurement's Fail reads "unsound", and never makes a run red.
+func IsMeasurement(name string) bool { return strings.HasPrefix(name, NameSyncSoundnessPrefix) }
+
+// Failed reports whether v is a failed property of the subject: a Fail
+// that is not a measurement.
+func (v Verdict) Failed() bool {
+	return v.Status == Fail && !v.Measurement && !IsMeasurement(v.Invariant)
+}
+
+// Label is how the verdict's status reads: pass, fail or unknown for a
+// property; sound, unsound or unknown for a measurement.
+func (v Verdict) Label() string {
+	if v.Measurement || IsMeasurement(v.Invariant) {
+		switch v.Status {
+		case Pass:
+			return "sound"
+		case Fail:
+			return "unsound"
+		}
+	}
+	return string(v.Status)
+}
+
+// Tally counts verdicts: properties by status, measurements apart.
+type Tally struct {
+	// Pass, Fail and Unknown count the properties of the subject.
+	Pass, Fail, Unknown int
+	// Sound, Unsound and Unmeasured count the measurements.
+	Sound, Unsound, Unmeasured int
+}
+
+// Count tallies vs.
+func Count(vs []Verdict) Tally {
+	var t Tally
+	for _, v := range vs {
+		m := v.Measurement || IsMeasurement(v.Invariant)
+		switch {
+		case m && v.Status == Pass:
+			t.Sound++
+		case m && v.Status == Fail:
+			t.Unsound++
+		case m:
+			t.Unmeasured++
+		case v.Status == Pass:
+			t.Pass++
+		case v.Status == Fail:
+			t.Fail++
+		default:
+			t.Unknown++
+		}
+	}
+	return t
+}
+
+// String reads "10 pass, 0 fail, 1 unknown; measured: 2 of 4 sync
+// definitions unsound".
+func (t Tally) String() string {
+	s := fmt.Sprintf("%d pass, %d fail, %d unknown", t.Pass, t.Fail, t.Unknown)
+	if n := t.Sound + t.Unsound; n > 0 {
+		s += fmt.Sprintf("; measured: %d of %d sync definitions unsound", t.Unsound, n)
+	}
+	return s
 }

@@ -32,16 +32,20 @@ type jsonReport struct {
 // jsonVerdict mirrors invariants.Verdict with a field order owned here, so
 // the output stays stable if the contract grows.
 type jsonVerdict struct {
-	Invariant string            `json:"invariant"`
-	Status    invariants.Status `json:"status"`
-	Reason    string            `json:"reason"`
-	Positions []int             `json:"positions,omitempty"`
-	Detail    string            `json:"detail,omitempty"`
+	Invariant string `json:"invariant"`
+	// Status is pass, fail or unknown for a property; sound, unsound or
+	// unknown for a measurement (Measurement true).
+	Status      string `json:"status"`
+	Measurement bool   `json:"measurement,omitempty"`
+	Reason      string `json:"reason"`
+	Positions   []int  `json:"positions,omitempty"`
+	Detail      string `json:"detail,omitempty"`
 }
 
 // JSON writes run's verdicts as an indented JSON document for CI: version,
-// scenario, subject, seed, overall status (fail if any verdict failed,
-// unknown if any is unknown), the trace's outcome, end and record count,
+// scenario, subject, seed, overall status (fail if any property failed,
+// unknown if any is unknown; measurements never count, see OverallStatus),
+// the trace's outcome, end and record count,
 // the replay command and the verdicts, always in that order. Trace may be
 // nil; the plan (Run.Plan or Trace.Plan) is required.
 func JSON(w io.Writer, run Run) error {
@@ -65,7 +69,7 @@ func JSON(w io.Writer, run Run) error {
 	}
 	for _, v := range run.Verdicts {
 		doc.Verdicts = append(doc.Verdicts, jsonVerdict{
-			Invariant: v.Invariant, Status: v.Status, Reason: v.Reason,
+			Invariant: v.Invariant, Status: v.Label(), Measurement: v.Measurement || invariants.IsMeasurement(v.Invariant), Reason: v.Reason,
 			Positions: v.Positions, Detail: v.Detail,
 		})
 	}
@@ -120,8 +124,9 @@ const JUnitSuiteName = "cachelab"
 // order given. A run with a failed verdict gets a <failure> listing each
 // failed invariant's reason, positions and detail, then the replay
 // command; a run whose trace outcome is "error: ..." gets an <error>; a run
-// with no verdict at all is <skipped>. Unknown verdicts do not fail a
-// testcase and are listed in its system-out. Every run needs a plan.
+// with no verdict at all is <skipped>. Unknown verdicts and measurements
+// (sound or unsound sync definitions) do not fail a testcase and are
+// listed in its system-out. Every run needs a plan.
 func JUnit(w io.Writer, runs []Run) error {
 	suite := junitSuite{Name: JUnitSuiteName, Cases: make([]junitCase, 0, len(runs))}
 	for i, run := range runs {
@@ -130,12 +135,14 @@ func JUnit(w io.Writer, runs []Run) error {
 			return fmt.Errorf("reports: JUnit run %d (title %q): %w", i, run.Title, ErrNoPlan)
 		}
 		c := junitCase{Name: caseName(p), Classname: JUnitSuiteName + "." + nameOr(p.Name, "unnamed")}
-		var failed, unknown, passed []invariants.Verdict
+		var failed, unknown, passed, measured []invariants.Verdict
 		for _, v := range run.Verdicts {
-			switch v.Status {
-			case invariants.Fail:
+			switch {
+			case v.Measurement || invariants.IsMeasurement(v.Invariant):
+				measured = append(measured, v)
+			case v.Status == invariants.Fail:
 				failed = append(failed, v)
-			case invariants.Pass:
+			case v.Status == invariants.Pass:
 				passed = append(passed, v)
 			default:
 				unknown = append(unknown, v)
@@ -154,7 +161,7 @@ func JUnit(w io.Writer, runs []Run) error {
 				writeVerdict(&body, v)
 			}
 			c.Failure = &junitProblem{
-				Message: fmt.Sprintf("%d of %d invariants failed: %s", len(failed), len(run.Verdicts), strings.Join(names, ", ")),
+				Message: fmt.Sprintf("%d of %d invariants failed: %s", len(failed), len(run.Verdicts)-len(measured), strings.Join(names, ", ")),
 				Type:    "invariant",
 				Body:    withReplay(body.String(), run.ReplayCommand),
 			}
@@ -174,6 +181,9 @@ func JUnit(w io.Writer, runs []Run) error {
 		}
 		for _, v := range unknown {
 			fmt.Fprintf(&out, "unknown %s: %s\n", v.Invariant, v.Reason)
+		}
+		for _, v := range measured {
+			fmt.Fprintf(&out, "measured %s %s: %s\n", v.Label(), v.Invariant, v.Reason)
 		}
 		c.SystemOut = &junitText{Text: out.String()}
 		suite.Cases = append(suite.Cases, c)

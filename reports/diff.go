@@ -31,6 +31,9 @@ type failureView struct {
 	Caches []cacheDiff
 	// Note says why there is no comparison, when there is none.
 	Note string
+	// Measurement is true when no property failed and the view shows the
+	// first unsound claim of a definition of "synced" instead.
+	Measurement bool
 }
 
 // cacheDiff compares one cache snapshot with the server at the same
@@ -87,7 +90,7 @@ func firstFailure(t *sim.Trace, vs []invariants.Verdict) *failureView {
 			}
 		}
 		if fv == nil || (first >= 0 && (fv.Pos < 0 || first < fv.Pos)) {
-			fv = &failureView{Invariant: v.Invariant, Pos: first, Reason: v.Reason, Detail: v.Detail}
+			fv = &failureView{Invariant: v.Invariant, Pos: first, Reason: v.Reason, Detail: v.Detail, Measurement: !propertyFailed}
 			if first >= 0 {
 				fv.At = t.Records[first].At.String()
 			}

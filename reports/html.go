@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"sort"
 	"strings"
 
 	"github.com/cachelab/cachelab/invariants"
@@ -261,9 +262,14 @@ type reportPage struct {
 
 type verdictView struct {
 	invariants.Verdict
-	Index int
-	Shown []int // the positions linked inline (the first few)
-	More  int   // how many more positions there are
+	// Label is pass, fail or unknown; sound or unsound for a measurement.
+	Label string
+	// FirstMeasure marks the first measurement in the list (a heading
+	// goes before it).
+	FirstMeasure bool
+	Index        int
+	Shown        []int // the positions linked inline (the first few)
+	More         int   // how many more positions there are
 }
 
 // maxInlinePositions is how many positions a verdict links inline.
@@ -303,11 +309,22 @@ func HTML(w io.Writer, run Run) error {
 		page.PlanJSON = string(b)
 	}
 	for i, v := range run.Verdicts {
-		vv := verdictView{Verdict: v, Index: i, Shown: v.Positions}
+		vv := verdictView{Verdict: v, Label: v.Label(), Index: i, Shown: v.Positions}
 		if len(vv.Shown) > maxInlinePositions {
 			vv.Shown, vv.More = vv.Shown[:maxInlinePositions], len(vv.Shown)-maxInlinePositions
 		}
 		page.Verdicts = append(page.Verdicts, vv)
+	}
+	// Failures first, then what could not decide, then passes; the
+	// measurements last, the unsound ones first.
+	sort.SliceStable(page.Verdicts, func(i, j int) bool {
+		return verdictRank(page.Verdicts[i].Verdict) < verdictRank(page.Verdicts[j].Verdict)
+	})
+	for i := range page.Verdicts {
+		if page.Verdicts[i].Label == "unsound" || page.Verdicts[i].Label == "sound" || page.Verdicts[i].Measurement || invariants.IsMeasurement(page.Verdicts[i].Invariant) {
+			page.Verdicts[i].FirstMeasure = true
+			break
+		}
 	}
 	var b bytes.Buffer
 	if err := reportTmpl.Execute(&b, page); err != nil {
@@ -315,6 +332,15 @@ func HTML(w io.Writer, run Run) error {
 	}
 	_, err = w.Write(b.Bytes())
 	return err
+}
+
+// verdictRank orders the report's verdict list.
+func verdictRank(v invariants.Verdict) int {
+	r := map[invariants.Status]int{invariants.Fail: 0, invariants.Unknown: 1, invariants.Pass: 2}[v.Status]
+	if v.Measurement || invariants.IsMeasurement(v.Invariant) {
+		r += 10
+	}
+	return r
 }
 
 // describeStep says what a plan step does in a few words, for the step's

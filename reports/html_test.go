@@ -321,7 +321,7 @@ func TestIndexLeadsWithRunsAsExpectedSoACaughtMutantIsNotShownAsARedFailure(t *t
 		`<title>cachelab: every built-in scenario: 2 runs</title>`,
 		`<span class="badge badge-lg pass">1 as expected</span>`,
 		`<span class="badge badge-lg fail">1 unexpected</span>`,
-		`0 of 2 runs passed every invariant, 2 failed at least one`,
+		`0 of 2 runs held every one, 2 failed at least one`,
 		`<span class="badge pass">as expected</span> <span class="note">caught: convergence</span>`,
 		`<span class="badge fail">unexpected</span> <span class="note">unexpected: convergence (expected pass, got fail)</span>`,
 		`share as expected`,
@@ -368,5 +368,70 @@ func TestNoDifferenceInASnapshotTakenLongAfterTheFailureSaysSo(t *testing.T) {
 	run.Verdicts[0].Positions = []int{22}
 	if html := string(renderHTML(t, run)); strings.Contains(html, "after the failure: the cache may have caught up") {
 		t.Errorf("a snapshot at the failure itself is described as later")
+	}
+}
+
+// TestAMeasurementNeverMakesARunRed: a correct subject whose "desired"
+// definition of synced is unsound passes, in every output, and the
+// measurement reads "unsound", never "fail".
+func TestAMeasurementNeverMakesARunRed(t *testing.T) {
+	run := fixturePassing()
+	for i := range run.Verdicts {
+		run.Verdicts[i].Status = invariants.Pass
+	}
+	run.Verdicts = append(run.Verdicts, invariants.Verdict{Invariant: "sync-soundness/desired", Status: invariants.Fail, Measurement: true,
+		Reason: `"desired" claimed synced 1 time(s) out of 2 while the cache lagged`, Positions: []int{3}})
+	if st := OverallStatus(run.Verdicts); st != invariants.Pass {
+		t.Errorf("OverallStatus = %s, want pass: a measurement is not a verdict on the run", st)
+	}
+	var j bytes.Buffer
+	if err := JSON(&j, run); err != nil {
+		t.Fatal(err)
+	}
+	if s := j.String(); !strings.Contains(s, `"status": "pass"`) || !strings.Contains(s, `"status": "unsound",`+"\n"+`      "measurement": true`) || strings.Contains(s, `"fail"`) {
+		t.Errorf("JSON shows the measurement as a failure:\n%s", s)
+	}
+	var x bytes.Buffer
+	if err := JUnit(&x, []Run{run}); err != nil {
+		t.Fatal(err)
+	}
+	if s := x.String(); !strings.Contains(s, `failures="0"`) || strings.Contains(s, "<failure") || !strings.Contains(s, "measured unsound sync-soundness/desired") {
+		t.Errorf("JUnit fails on a measurement or hides it:\n%s", s)
+	}
+	var h bytes.Buffer
+	if err := HTML(&h, run); err != nil {
+		t.Fatal(err)
+	}
+	if s := h.String(); !strings.Contains(s, `<span class="badge badge-lg pass">pass</span>`) || !strings.Contains(s, `<span class="badge unsound">unsound</span>`) || strings.Contains(s, `<span class="badge fail">`) {
+		t.Errorf("the report shows the measurement as a failure")
+	}
+	var ix bytes.Buffer
+	if err := Index(&ix, []IndexEntry{NewIndexEntry(run, "r.html")}); err != nil {
+		t.Fatal(err)
+	}
+	if s := ix.String(); !strings.Contains(s, `<span class="badge badge-lg pass">1 pass</span>`) || !strings.Contains(s, `<span class="dot unsound"></span>unsound`) || strings.Contains(s, `class="r-fail"`) {
+		t.Errorf("the index paints a measurement red:\n%s", s)
+	}
+}
+
+func TestTheReportListsFailuresFirstAndMeasurementsLast(t *testing.T) {
+	run := fixtureFailing()
+	run.Verdicts = append([]invariants.Verdict{
+		{Invariant: "sync-soundness/desired", Status: invariants.Fail, Measurement: true, Reason: "lied"},
+		{Invariant: "no-lost-deletes", Status: invariants.Pass, Reason: "fine"},
+	}, run.Verdicts...)
+	var h bytes.Buffer
+	if err := HTML(&h, run); err != nil {
+		t.Fatal(err)
+	}
+	s := h.String()
+	order := []string{`<span class="inv">convergence</span>`, `<span class="inv">hassynced-sound</span>`, `<span class="inv">no-lost-deletes</span>`, `Measurements <span`, `<span class="inv">sync-soundness/desired</span>`}
+	last := -1
+	for _, o := range order {
+		i := strings.Index(s, o)
+		if i < 0 || i < last {
+			t.Errorf("%q is missing or out of order (failures, unknown, passes, then measurements)", o)
+		}
+		last = i
 	}
 }

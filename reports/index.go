@@ -12,7 +12,7 @@ import (
 // indexPage is the index template's input.
 type indexPage struct {
 	Title      string
-	Invariants []string
+	Invariants []indexColumn
 	Rows       []indexRow
 	Subjects   []subjectSummary
 	Total      subjectSummary
@@ -27,8 +27,19 @@ type indexRow struct {
 	Cells  []indexCell
 }
 
+// indexColumn is one invariant's column.
+type indexColumn struct {
+	Name string
+	// Measurement is true for a sync-soundness column: its cells read
+	// sound or unsound, never fail.
+	Measurement bool
+}
+
 type indexCell struct {
 	Status invariants.Status // "" when the run did not check the invariant
+	// Label is the cell's text and class: pass, fail, unknown; sound,
+	// unsound for a measurement.
+	Label  string
 	Reason string
 }
 
@@ -86,7 +97,7 @@ func IndexTitled(w io.Writer, title string, entries []IndexEntry) error {
 		for _, v := range e.Verdicts {
 			if _, ok := col[v.Invariant]; !ok {
 				col[v.Invariant] = len(page.Invariants)
-				page.Invariants = append(page.Invariants, v.Invariant)
+				page.Invariants = append(page.Invariants, indexColumn{Name: v.Invariant, Measurement: v.Measurement || invariants.IsMeasurement(v.Invariant)})
 			}
 		}
 	}
@@ -96,7 +107,7 @@ func IndexTitled(w io.Writer, title string, entries []IndexEntry) error {
 		for _, v := range e.Verdicts {
 			c := &row.Cells[col[v.Invariant]]
 			if c.Status == "" || v.Status == invariants.Fail {
-				c.Status, c.Reason = v.Status, v.Reason
+				c.Status, c.Label, c.Reason = v.Status, v.Label(), v.Reason
 			}
 		}
 		page.Rows = append(page.Rows, row)

@@ -119,14 +119,18 @@ func nameOr(s, def string) string {
 	return s
 }
 
-// OverallStatus folds verdicts into one status: Fail if any failed, else
-// Unknown if any is unknown or there is none, else Pass.
+// OverallStatus folds the verdicts of properties into one status: Fail if
+// any failed, else Unknown if any is unknown or there is none, else Pass.
+// Measurements (invariants.IsMeasurement: how often a definition of
+// "synced" lied) are not properties of the run and never count: a run is
+// red only when an invariant it must hold fails.
 func OverallStatus(vs []invariants.Verdict) invariants.Status {
-	if len(vs) == 0 {
-		return invariants.Unknown
-	}
-	st := invariants.Pass
+	st, n := invariants.Pass, 0
 	for _, v := range vs {
+		if v.Measurement || invariants.IsMeasurement(v.Invariant) {
+			continue
+		}
+		n++
 		switch v.Status {
 		case invariants.Fail:
 			return invariants.Fail
@@ -134,6 +138,9 @@ func OverallStatus(vs []invariants.Verdict) invariants.Status {
 		default:
 			st = invariants.Unknown
 		}
+	}
+	if n == 0 {
+		return invariants.Unknown
 	}
 	return st
 }
