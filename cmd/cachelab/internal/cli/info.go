@@ -1,14 +1,18 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"strings"
 	"text/tabwriter"
 
 	lab "github.com/cachelab/cachelab/cachelabtest"
+	"github.com/cachelab/cachelab/invariants"
+	"github.com/cachelab/cachelab/reports"
 	"github.com/cachelab/cachelab/scenarios"
 	"github.com/cachelab/cachelab/sim"
 )
@@ -60,6 +64,9 @@ func listCmd(env *Env, args []string) int {
 }
 
 func explainCmd(env *Env, args []string) int {
+	if len(args) > 0 && args[0] == "--list" {
+		return courseCmd(env, args[1:])
+	}
 	if len(args) != 1 {
 		fmt.Fprintf(env.Stderr, "cachelab explain: give one scenario name or file, as `%s explain tombstone-after-410` (`%s list` shows them)\n", env.Prog, env.Prog)
 		return ExitUsage
@@ -276,4 +283,101 @@ func versionCmd(env *Env, args []string) int {
 	}
 	fmt.Fprintf(w, "formats   plan v%d, trace v%d\n", sim.PlanVersion, sim.TraceVersion)
 	return ExitOK
+}
+
+// courseCmd prints the guided course (explain --list) and, with --html
+// FILE, writes it as an HTML page whose links point at the reports
+// `cachelab run` writes beside it.
+func courseCmd(env *Env, args []string) int {
+	htmlFile := ""
+	switch {
+	case len(args) == 2 && args[0] == "--html":
+		htmlFile = args[1]
+	case len(args) != 0:
+		fmt.Fprintf(env.Stderr, "cachelab explain --list: takes only --html FILE, got %q (as `%s explain --list --html out/course.html`)\n", args, env.Prog)
+		return ExitUsage
+	}
+	parts, err := scenarios.Course()
+	if err != nil {
+		printErr(env, "explain", err)
+		return ExitUnexpected
+	}
+	byName := map[string]*scenarios.Scenario{}
+	all, _ := scenarios.All()
+	for _, s := range all {
+		byName[s.Name] = s
+	}
+	w := env.Stdout
+	fmt.Fprintf(w, "The guided course: the 28 edge cases of EDGE-CASES.md as a path through the origin notes' questions.\n`%s explain NAME` tells a scenario's story, `%s run NAME` runs it.\n", env.Prog, env.Prog)
+	var page []reports.CoursePart
+	for _, p := range parts {
+		fmt.Fprintf(w, "\n%s. %s\n", p.Letter, p.Question)
+		cp := reports.CoursePart{Letter: p.Letter, Question: p.Question}
+		for _, st := range p.Stops {
+			fmt.Fprintf(w, "\n  %-4s %s\n", st.Label(), st.Title)
+			for _, l := range wrap(st.Lesson, 72) {
+				fmt.Fprintf(w, "       %s\n", l)
+			}
+			cs := reports.CourseStop{Label: st.Label(), Title: st.Title, Lesson: st.Lesson}
+			if len(st.Scenarios) == 0 {
+				fmt.Fprintf(w, "       (no scenario shows it yet)\n")
+			}
+			for _, name := range st.Scenarios {
+				s := byName[name]
+				fmt.Fprintf(w, "       -> %s explain %s\n", env.Prog, name)
+				sc := reports.CourseScenario{Name: name, Title: s.Title, Explain: env.Prog + " explain " + name}
+				for _, subj := range s.Subjects() {
+					p := s.PlanFor(subj)
+					run := reports.CourseRun{Subject: subj, Href: lab.RunID(&p) + "/report.html", Expect: "holds"}
+					var fails []string
+					for _, e := range s.Expect {
+						if e.Subject == subj && e.Status == invariants.Fail {
+							fails = append(fails, e.Invariant)
+						}
+					}
+					if len(fails) > 0 {
+						run.Expect, run.Fails = "fails: "+strings.Join(fails, ", "), true
+					}
+					sc.Runs = append(sc.Runs, run)
+				}
+				cs.Scenarios = append(cs.Scenarios, sc)
+			}
+			cp.Stops = append(cp.Stops, cs)
+		}
+		page = append(page, cp)
+	}
+	if htmlFile == "" {
+		return ExitOK
+	}
+	var b bytes.Buffer
+	if err := reports.Course(&b, page); err != nil {
+		printErr(env, "explain", err)
+		return ExitUnexpected
+	}
+	if err := os.WriteFile(htmlFile, b.Bytes(), 0o644); err != nil {
+		printErr(env, "explain", err)
+		return ExitUnexpected
+	}
+	fmt.Fprintf(w, "\nwrote %s\n", htmlFile)
+	return ExitOK
+}
+
+// wrap splits text into lines of at most width characters, at spaces.
+func wrap(text string, width int) []string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(text) {
+		if line != "" && len(line)+1+len(word) > width {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += word
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
 }
