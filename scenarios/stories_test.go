@@ -3,6 +3,7 @@ package scenarios_test
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -266,5 +267,48 @@ func TestDeltaFIFOGroupsByKeyStory(t *testing.T) {
 				t.Errorf("handler order at the release: %q, want one of %q:%s", strings.Join(got, " "), want, describe(calls))
 			}
 		})
+	}
+}
+
+// TestSyntheticAddsOutOfOrderStory checks synthetic-adds-out-of-order:
+// the watch from "" begins with synthetic ADDED events "in key order, not
+// in resourceVersion order"; with only those seen "a re-watch starts from
+// "" again"; after the MODIFIED event "it resumes from m's new
+// resourceVersion".
+func TestSyntheticAddsOutOfOrderStory(t *testing.T) {
+	const subj = "informer-realfifo/list-without-rv"
+	tr := storyRun(t, "synthetic-adds-out-of-order", subj)
+	opens := where(tr, func(r sim.Record) bool { return r.Kind == sim.RecWatchOpen && r.Actor == subj })
+	if len(opens) != 3 {
+		t.Fatalf("want three watches, got:%s", describe(opens))
+	}
+	for i, want := range []string{`from resourceVersion ""`, `from resourceVersion ""`} {
+		if opens[i].Detail != want {
+			t.Errorf("watch %d: %q, want %q", i+1, opens[i].Detail, want)
+		}
+	}
+	var mRV int64
+	for _, r := range tr.Records {
+		if r.Kind == sim.RecWrite && r.Actor == "user" && r.Name == "m" {
+			mRV = r.RV
+		}
+	}
+	from, err := strconv.ParseInt(strings.Trim(strings.TrimPrefix(opens[2].Detail, "from resourceVersion "), `"`), 10, 64)
+	if err != nil || mRV == 0 || from < mRV {
+		t.Errorf("watch 3: %q, want one from m's update (rv %d) or later", opens[2].Detail, mRV)
+	}
+	first := where(tr, func(r sim.Record) bool {
+		return r.Kind == sim.RecDelivered && r.Actor == subj && r.EventType == "ADDED" && r.Initial && r.Watcher == opens[0].Watcher
+	})
+	var names []string
+	descending := len(first) > 1
+	for i, r := range first {
+		names = append(names, fmt.Sprintf("%s@%d", r.Name, r.RV))
+		if i > 0 && r.RV >= first[i-1].RV {
+			descending = false
+		}
+	}
+	if !descending {
+		t.Errorf("want the first watch's synthetic ADDED events in key order with RVs going down, got %v", names)
 	}
 }

@@ -103,6 +103,10 @@ type lwAdapter struct {
 	// noWatchList makes the adapter report WatchList semantics unsupported,
 	// so the reflector lists and watches (the opt-out of EDGE-CASES 5).
 	noWatchList bool
+	// stripListRV clears the resourceVersion of every list it returns, so
+	// the reflector's LastSyncResourceVersion stays "" and its watch
+	// starts from "" (EDGE-CASES 16).
+	stripListRV bool
 	// dropEndBookmark, when set, drops the k8s.io/initial-events-end
 	// bookmark from every watch stream and is called each time
 	// (ParamDropEndBookmark).
@@ -114,6 +118,21 @@ var _ cache.ListerWatcher = lwAdapter{}
 // List lists with the subject's context.
 func (a lwAdapter) List(o metav1.ListOptions) (runtime.Object, error) {
 	return a.ListWithContext(a.ctx, o)
+}
+
+// ListWithContext lists, clearing the list's resourceVersion when
+// stripListRV is set.
+func (a lwAdapter) ListWithContext(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+	obj, err := a.ListerWatcherWithContext.ListWithContext(ctx, o)
+	if err != nil || !a.stripListRV {
+		return obj, err
+	}
+	l, err := meta.ListAccessor(obj)
+	if err != nil {
+		return nil, fmt.Errorf("list of %T: %w", obj, err)
+	}
+	l.SetResourceVersion("")
+	return obj, nil
 }
 
 // Watch watches with the subject's context.

@@ -108,7 +108,7 @@ func (s *RealFIFOSubject) Start(ctx context.Context, env sim.Env) error {
 	s.handlerDelay = p.handlerDelay
 	s.h = newHandlerRecorder(env.Rec, env.Name, RealFIFOName)
 	lw := newLW(ctx, env, p, s.h)
-	lw.noWatchList = s.v.noWatchList
+	lw.noWatchList, lw.stripListRV = s.v.noWatchList, s.v.stripListRV
 	s.informer = cache.NewSharedIndexInformerWithOptions(lw, &corev1.ConfigMap{}, cache.SharedIndexInformerOptions{ObjectDescription: "configmaps", ResyncPeriod: p.resync})
 	s.workers = newWorkers(ctx, env, s.informer.GetStore(), s.h)
 	s.workers.Reconciler.Wrote = func(rv int64) {

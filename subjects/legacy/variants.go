@@ -29,6 +29,13 @@ const (
 	// IsWatchListSemanticsUnSupported, so the reflector LISTs, then
 	// watches (as with fake clientsets; EDGE-CASES 5).
 	NoWatchListName = RealFIFOName + "/no-watchlist"
+	// ListWithoutRVName opts out of WatchList and its ListerWatcher's
+	// lists carry no resourceVersion (as a hand-written ListerWatcher's
+	// may), so the reflector watches from resourceVersion "": the watch
+	// starts with synthetic ADDED events in key order, not RV order, and
+	// the reflector does not resume from their RVs until a non-ADDED event
+	// (EDGE-CASES 16, PR #136583).
+	ListWithoutRVName = RealFIFOName + "/list-without-rv"
 	// SourcesOnlyName ignores events of mirrors: it reconciles a source only
 	// when the source's own event arrives, relying on the relist and the
 	// resync to notice a mirror changed behind its back (as controllers
@@ -47,6 +54,7 @@ const (
 type variant struct {
 	name          string
 	noWatchList   bool
+	stripListRV   bool
 	panicOnPoison bool
 	sourcesOnly   bool
 	skipSameRV    bool
@@ -71,6 +79,9 @@ func init() {
 		{variant{name: NoWatchListName, noWatchList: true},
 			"informer-realfifo opting out of WatchList (IsWatchListSemanticsUnSupported): LIST, then watch",
 			"client-go v0.35+: WatchListClient on by default, skipped when the ListerWatcher opts out"},
+		{variant{name: ListWithoutRVName, noWatchList: true, stripListRV: true},
+			"informer-realfifo without WatchList whose lists carry no resourceVersion: it watches from \"\", with synthetic ADDED events in key order",
+			"k/k PR #136583: the reflector does not resume from synthetic ADDED events' RVs"},
 		{variant{name: SourcesOnlyName, sourcesOnly: true},
 			"informer-realfifo that ignores mirror events: a mirror changed behind its back is repaired only by a relist or a resync",
 			"k/k PR #86015: relists and resyncs both reach OnUpdate with an unchanged object"},
