@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: kubectl help deps run test test-short lint vet fmt-check bench fuzz tidy codegen verify-codegen mutation-score hassynced load-test real-apiserver real-apiserver-start real-apiserver-stop fidelity-record operator-e2e openapi-record
+.PHONY: kubectl help deps run test test-short lint vet fmt-check bench fuzz tidy codegen verify-codegen mutation-score hassynced campaign-memory load-test real-apiserver real-apiserver-start real-apiserver-stop fidelity-record operator-e2e openapi-record
 
 help: ## list targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -47,6 +47,12 @@ verify-codegen: ## check the committed DeepCopy is up to date
 
 mutation-score: ## slow: property tests against every Bellerophon mutant (CHECKS, default 300)
 	CACHELAB_MUTATION=1 $(GO) test ./invariants -run TestMutationScore -v -timeout 60m -rapid.checks=$${CHECKS:-300}
+
+campaign-memory: ## slow: RUNS (default 10000) random runs of bellerophon must peak under 1 GiB RSS (GNU time)
+	$(GO) build -o /tmp/cachelab-campaign ./cmd/cachelab
+	@command -v /usr/bin/time >/dev/null || { echo "needs GNU time (/usr/bin/time)"; exit 2; }
+	/usr/bin/time -f '%M' -o /tmp/cachelab-campaign.rss /tmp/cachelab-campaign run --random $${RUNS:-10000} --out "" | tail -3
+	@kb=$$(tail -1 /tmp/cachelab-campaign.rss); echo "peak RSS: $$((kb / 1024)) MiB for $${RUNS:-10000} runs (budget 1024 MiB)"; [ "$$kb" -lt 1048576 ]
 
 hassynced: ## slow: the HasSynced comparison table over N random plans per subject (N, default 1000)
 	CACHELAB_HASSYNCED=$${N:-1000} $(GO) test ./invariants -run TestHasSyncedComparison -v -timeout 60m

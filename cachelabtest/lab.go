@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -80,8 +81,14 @@ func ScenarioJobs(s *scenarios.Scenario, subject string) []Job {
 // Result is one finished run.
 type Result struct {
 	Job Job
-	// Trace is the recorded run (nil if the run could not start).
+	// Trace is the recorded run (nil if the run could not start, or
+	// dropped after the run was judged and written: Options.DropTraces).
 	Trace *sim.Trace
+	// End, Outcome and Records summarise Trace (its end, outcome and
+	// record count); they stay when the trace is dropped.
+	End     sim.Duration
+	Outcome string
+	Records int
 	// Verdicts are the invariants' judgements of Trace.
 	Verdicts []invariants.Verdict
 	// Mismatches are the verdicts that differ from the scenario's
@@ -256,6 +263,14 @@ type Options struct {
 	// Sequential runs the jobs one at a time (default: in parallel, up to
 	// the host's parallelism).
 	Sequential bool
+	// Parallel is how many runs go at a time unless Sequential (default
+	// GOMAXPROCS; the host's own limit, testing's -parallel, also applies).
+	Parallel int
+	// DropTraces drops each Result's Trace once the run is judged, its
+	// files are written and OnDone has returned, keeping its summary (End,
+	// Outcome, Records) and verdicts: a campaign of thousands of runs then
+	// holds a few kilobytes per run, not its whole trace (about 1.5 MB).
+	DropTraces bool
 }
 
 // RunBatch runs every job under host and returns their results in job
@@ -271,22 +286,51 @@ func RunBatch(host Host, jobs []Job, opt Options) (results []*Result, hostOutput
 			opt.OnDone(r)
 		}
 	}
+	runJob := func(t *testing.T, i int) {
+		job := jobs[i]
+		t.Run(job.ID, func(t *testing.T) {
+			if opt.OnStart != nil {
+				opt.OnStart(job)
+			}
+			r := runOne(t, job)
+			if opt.Out != "" {
+				r.Dir = filepath.Join(opt.Out, filepath.FromSlash(job.ID))
+				r.WriteErr = writeRun(r, opt)
+			}
+			results[i] = r
+			finish(r)
+			if opt.DropTraces {
+				r.Trace = nil
+			}
+		})
+	}
 	ok, out := host(func(t *testing.T) {
-		for i, job := range jobs {
-			t.Run(job.ID, func(t *testing.T) {
-				if !opt.Sequential {
-					t.Parallel()
+		if opt.Sequential {
+			for i := range jobs {
+				runJob(t, i)
+			}
+			return
+		}
+		// A fixed set of parallel workers, each running its jobs as
+		// sequential subtests: the testing package keeps every parallel
+		// subtest (and what its cleanups hold: the run's server, recorder
+		// and trace) until its parent ends, so one parallel subtest per
+		// job made a campaign's memory grow by ~1.5 MB per run.
+		next := make(chan int, len(jobs))
+		for i := range jobs {
+			next <- i
+		}
+		close(next)
+		workers := opt.Parallel
+		if workers <= 0 {
+			workers = runtime.GOMAXPROCS(0)
+		}
+		for w := range min(workers, len(jobs)) {
+			t.Run(fmt.Sprintf("worker-%d", w+1), func(t *testing.T) {
+				t.Parallel()
+				for i := range next {
+					runJob(t, i)
 				}
-				if opt.OnStart != nil {
-					opt.OnStart(job)
-				}
-				r := runOne(t, job)
-				if opt.Out != "" {
-					r.Dir = filepath.Join(opt.Out, filepath.FromSlash(job.ID))
-					r.WriteErr = writeRun(r, opt)
-				}
-				results[i] = r
-				finish(r)
 			})
 		}
 	})
@@ -326,6 +370,7 @@ func runOne(t *testing.T, job Job) *Result {
 		if r.Trace.Plan == nil {
 			r.Trace.Plan = p
 		}
+		r.End, r.Outcome, r.Records = r.Trace.End, r.Trace.Outcome, len(r.Trace.Records)
 		if strings.HasPrefix(r.Trace.Outcome, "error") && r.Err == nil {
 			r.Err = fmt.Errorf("%s", r.Trace.Outcome)
 		}
@@ -411,8 +456,14 @@ func WriteBatch(out, title string, results []*Result, opt Options) error {
 	var runs []reports.Run
 	for _, r := range sorted {
 		run := reportRun(r, opt)
+		if run.Trace == nil && (r.Outcome != "" || r.Records > 0) {
+			// The trace was dropped (Options.DropTraces): its summary is
+			// what the index and JUnit show.
+			run.Trace = &sim.Trace{Plan: r.Job.Plan, End: r.End, Outcome: r.Outcome}
+			run.Records = r.Records
+		}
 		href := ""
-		if r.Dir != "" && r.Trace != nil {
+		if r.Dir != "" && (r.Trace != nil || r.Records > 0) {
 			if rel, err := filepath.Rel(out, filepath.Join(r.Dir, ReportFile)); err == nil {
 				href = filepath.ToSlash(rel)
 			}

@@ -65,7 +65,7 @@ func JSON(w io.Writer, run Run) error {
 	if t := run.Trace; t != nil {
 		doc.Outcome = t.Outcome
 		doc.End = t.End.String()
-		doc.Records = len(t.Records)
+		doc.Records = run.recordCount()
 	}
 	for _, v := range run.Verdicts {
 		doc.Verdicts = append(doc.Verdicts, jsonVerdict{
@@ -173,7 +173,7 @@ func JUnit(w io.Writer, runs []Run) error {
 		var out strings.Builder
 		fmt.Fprintf(&out, "seed %d", p.Seed)
 		if run.Trace != nil {
-			fmt.Fprintf(&out, ", %d records, ended %s at %s", len(run.Trace.Records), nameOr(run.Trace.Outcome, "(no outcome)"), run.Trace.End)
+			fmt.Fprintf(&out, ", %d records, ended %s at %s", run.recordCount(), nameOr(run.Trace.Outcome, "(no outcome)"), run.Trace.End)
 		}
 		out.WriteString("\n")
 		for _, v := range passed {

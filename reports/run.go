@@ -23,6 +23,18 @@ type Run struct {
 	ReplayCommand string
 	// Title is the page title. Optional; default "<scenario> / <subject>".
 	Title string
+	// Records, optional, is the trace's record count when Trace is a
+	// summary whose records were dropped (a long campaign keeps only End
+	// and Outcome of each run); 0 means len(Trace.Records).
+	Records int
+}
+
+// recordCount is the run's number of trace records.
+func (r Run) recordCount() int {
+	if r.Records > 0 || r.Trace == nil {
+		return r.Records
+	}
+	return len(r.Trace.Records)
 }
 
 // IndexEntry is one run listed by Index.
