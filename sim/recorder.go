@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"weak"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -47,6 +48,27 @@ type recorder struct {
 	armed       chan struct{}
 	freeze      chan struct{}
 	releaseOnce sync.Once
+
+	// marker identifies the run to RunRef.
+	marker RunMarker
+}
+
+// RunMarker is what a RunRef points to: one per run.
+type RunMarker struct{ _ byte }
+
+// RunRef returns a weak reference that identifies the run rec records: the
+// same for every Recorder sim hands to the starts of a subject within one
+// run, different across runs, and holding nothing of the run alive (its
+// Value is nil once the run has ended and been collected). A subject keeps
+// per-run state across its own crash and restart in a map keyed by it,
+// sweeping the keys whose Value is nil. ok is false for a Recorder sim did
+// not make.
+func RunRef(rec Recorder) (ref weak.Pointer[RunMarker], ok bool) {
+	a, isSim := rec.(actorRecorder)
+	if !isSim || a.r == nil {
+		return weak.Pointer[RunMarker]{}, false
+	}
+	return weak.Make(&a.r.marker), true
 }
 
 type objKey struct {

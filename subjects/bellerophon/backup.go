@@ -134,24 +134,19 @@ func (b *BackupStore) objectStates() []sim.ObjectState {
 // swept on the next lookup.
 var backupStores = struct {
 	sync.Mutex
-	byRun map[weak.Pointer[byte]]*BackupStore
-}{byRun: map[weak.Pointer[byte]]*BackupStore{}}
+	byRun map[weak.Pointer[sim.RunMarker]]*BackupStore
+}{byRun: map[weak.Pointer[sim.RunMarker]]*BackupStore{}}
 
 // BackupStoreFor returns the BackupStore of the run that rec records, the
-// same for every process start of the subject within that run (sim gives
-// every start of one run the same Recorder). A Recorder that is not a
-// pointer gets a fresh store each time: backups then do not survive a
-// restart. The registry holds neither the Recorder nor the store of a run
-// that has ended and been collected.
+// same for every process start of the subject within that run (sim.RunRef).
+// A Recorder sim did not make gets a fresh store each time: backups then
+// do not survive a restart. The registry holds nothing of a run that has
+// ended and been collected.
 func BackupStoreFor(rec sim.Recorder) *BackupStore {
-	if rec == nil {
+	key, ok := sim.RunRef(rec)
+	if !ok {
 		return NewBackupStore()
 	}
-	v := reflect.ValueOf(rec)
-	if v.Kind() != reflect.Pointer || v.IsNil() {
-		return NewBackupStore()
-	}
-	key := weak.Make((*byte)(v.UnsafePointer()))
 	backupStores.Lock()
 	defer backupStores.Unlock()
 	for k := range backupStores.byRun {
@@ -159,8 +154,8 @@ func BackupStoreFor(rec sim.Recorder) *BackupStore {
 			delete(backupStores.byRun, k)
 		}
 	}
-	s, ok := backupStores.byRun[key]
-	if !ok {
+	s, found := backupStores.byRun[key]
+	if !found {
 		s = NewBackupStore()
 		backupStores.byRun[key] = s
 	}
