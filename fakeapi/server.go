@@ -184,6 +184,13 @@ type ResourceInfo struct {
 	// kube-apiserver prunes custom resources (with fieldValidation=Strict
 	// unknown fields are refused instead). Without it nothing is pruned.
 	Prune func(obj *unstructured.Unstructured) (unknown []string)
+	// OpenAPIV3Schema, optional, is the CRD version's
+	// schema.openAPIV3Schema (a JSON-compatible map, as read from the
+	// manifest). RegisterCRD compiles it with apiextensions-apiserver's
+	// structural-schema code: objects are then pruned (unless Prune is
+	// set), defaulted and validated (422 with kube-apiserver's causes) as
+	// kube-apiserver does. It must be structural.
+	OpenAPIV3Schema map[string]any
 	// ShortNames and Categories, optional, are a CRD's spec.names.shortNames
 	// and spec.names.categories, listed in discovery (`kubectl get bph`,
 	// `kubectl get all`). Built-ins get kube-apiserver's from fakeapi/http.
@@ -193,9 +200,17 @@ type ResourceInfo struct {
 
 // RegisterCRD serves a custom resource as unstructured objects.
 func (s *Server) RegisterCRD(info ResourceInfo) error {
+	var compiled *store.Schema
+	if info.OpenAPIV3Schema != nil {
+		var err error
+		if compiled, err = store.CompileSchema(info.OpenAPIV3Schema); err != nil {
+			return fmt.Errorf("fakeapi: CRD %s: %w", info.GVR, err)
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.st.Register(store.Resource{
+		Schema:     compiled,
 		GVR:        info.GVR,
 		Kind:       info.Kind,
 		ListKind:   info.ListKind,
@@ -215,9 +230,13 @@ func (s *Server) Resources() []ResourceInfo {
 	defer s.mu.Unlock()
 	var out []ResourceInfo
 	for _, r := range s.st.Resources() {
-		out = append(out, ResourceInfo{GVR: r.GVR, Kind: r.Kind, ListKind: r.ListKind,
+		info := ResourceInfo{GVR: r.GVR, Kind: r.Kind, ListKind: r.ListKind,
 			Namespaced: r.Namespaced, HasStatus: r.HasStatus, Validate: r.Validate, Prune: r.Prune,
-			ShortNames: r.ShortNames, Categories: r.Categories})
+			ShortNames: r.ShortNames, Categories: r.Categories}
+		if r.Schema != nil {
+			info.OpenAPIV3Schema = r.Schema.Source()
+		}
+		out = append(out, info)
 	}
 	return out
 }

@@ -43,6 +43,12 @@ type Answer struct {
 	Status string `json:"status,omitempty"`
 	// Reason is the Status reason of a failure (NotFound, Conflict ...).
 	Reason string `json:"reason,omitempty"`
+	// BodyCode is the Status body's own "code" field (0 when absent: a
+	// successful delete's Status has none on kube-apiserver).
+	BodyCode int `json:"bodyCode,omitempty"`
+	// Details are the Status details but causes: name, group, kind, the
+	// UID as an identity, retryAfterSeconds.
+	Details *Details `json:"details,omitempty"`
 	// Causes are the Status causes, as field and type.
 	Causes []Cause `json:"causes,omitempty"`
 	// HasContinue is true when a 410 Status offers a continue token.
@@ -55,6 +61,15 @@ type Answer struct {
 	Events []Event `json:"events,omitempty"`
 	// Note is the case's own observation.
 	Note string `json:"note,omitempty"`
+}
+
+// Details are a Status's details, but causes (see Answer.Causes).
+type Details struct {
+	Name       string `json:"name,omitempty"`
+	Group      string `json:"group,omitempty"`
+	Kind       string `json:"kind,omitempty"`
+	UID        string `json:"uid,omitempty"`
+	RetryAfter int64  `json:"retryAfterSeconds,omitempty"`
 }
 
 // Cause is one Status cause: the field it names and its type
@@ -257,7 +272,15 @@ func (n *normalizer) answer(r RawAnswer) Answer {
 	case isStatus(r.Body):
 		a.Status = str(r.Body, "status")
 		a.Reason = str(r.Body, "reason")
+		if c, ok := number(r.Body["code"]); ok {
+			a.BodyCode = int(c)
+		}
 		if det, ok := r.Body["details"].(map[string]any); ok {
+			d := Details{Name: str(det, "name"), Group: str(det, "group"), Kind: str(det, "kind"), UID: n.uid(str(det, "uid"))}
+			d.RetryAfter, _ = number(det["retryAfterSeconds"])
+			if d != (Details{}) {
+				a.Details = &d
+			}
 			for _, c := range slice(det, "causes") {
 				if cm, ok := c.(map[string]any); ok {
 					a.Causes = append(a.Causes, Cause{Field: str(cm, "field"), Type: str(cm, "reason")})

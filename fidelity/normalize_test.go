@@ -2,6 +2,7 @@ package fidelity
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -62,12 +63,29 @@ func TestNormalizeKeepsMeaningAndDropsServerDetails(t *testing.T) {
 	}
 }
 
+// TestNormalizeStatusKeepsTheBodysCodeAndDetails: a success Status
+// without a code and one with "code": 200 differ (the independent corpus
+// of issue 18 found the fake's extra code), and so do details naming the
+// resource and the Kind.
+func TestNormalizeStatusKeepsTheBodysCodeAndDetails(t *testing.T) {
+	real := Normalize([]RawAnswer{{Step: "delete", Code: 200, Body: obj(t, `{"kind":"Status","apiVersion":"v1","status":"Success",
+		"details":{"name":"a","kind":"configmaps","uid":"U"}}`)}})
+	fake := Normalize([]RawAnswer{{Step: "delete", Code: 200, Body: obj(t, `{"kind":"Status","apiVersion":"v1","status":"Success","code":200,
+		"details":{"name":"a","kind":"ConfigMap","uid":"V"}}`)}})
+	if real[0].Details == nil || real[0].Details.UID != "uid#1" || real[0].BodyCode != 0 {
+		t.Errorf("real = %+v, want details with uid#1 and no body code", real[0])
+	}
+	if d := Compare("c", real, fake); len(d) != 1 || !strings.Contains(d[0].String(), "BodyCode") || !strings.Contains(d[0].String(), "ConfigMap") {
+		t.Errorf("want one difference showing the body code and the kind, got %v", d)
+	}
+}
+
 func TestNormalizeStatusKeepsCodeReasonAndCauseFieldsNotMessages(t *testing.T) {
 	raw := []RawAnswer{{Step: "create", Code: 422, Body: obj(t, `{"kind":"Status","apiVersion":"v1","status":"Failure",
 		"message":"long text that differs","reason":"Invalid","code":422,
 		"details":{"name":"b","causes":[{"reason":"FieldValueRequired","field":"spec.version","message":"Required value"},
 		{"reason":"FieldValueInvalid","field":"spec.replicas","message":"x"}]}}`)}}
-	want := []Answer{{Step: "create", Code: 422, Status: "Failure", Reason: "Invalid", Causes: []Cause{
+	want := []Answer{{Step: "create", Code: 422, Status: "Failure", Reason: "Invalid", BodyCode: 422, Details: &Details{Name: "b"}, Causes: []Cause{
 		{Field: "spec.replicas", Type: "FieldValueInvalid"}, {Field: "spec.version", Type: "FieldValueRequired"},
 	}}}
 	if d := cmp.Diff(want, Normalize(raw)); d != "" {

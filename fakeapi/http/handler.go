@@ -338,7 +338,7 @@ func (h *handler) serveResource(w nethttp.ResponseWriter, req *request) {
 		h.respond(w, req, nethttp.StatusOK, obj, err)
 	case nethttp.MethodPost:
 		if !collection {
-			h.writeError(w, r, apierrors.NewMethodNotSupported(gr, "create"))
+			h.writeError(w, r, methodNotAllowed(gr, "create"))
 			return
 		}
 		var opts metav1.CreateOptions
@@ -359,7 +359,7 @@ func (h *handler) serveResource(w nethttp.ResponseWriter, req *request) {
 		h.respond(w, req, nethttp.StatusCreated, out, err)
 	case nethttp.MethodPut:
 		if collection {
-			h.writeError(w, r, apierrors.NewMethodNotSupported(gr, "update"))
+			h.writeError(w, r, methodNotAllowed(gr, "update"))
 			return
 		}
 		var opts metav1.UpdateOptions
@@ -385,7 +385,7 @@ func (h *handler) serveResource(w nethttp.ResponseWriter, req *request) {
 		h.respond(w, req, nethttp.StatusOK, out, err)
 	case nethttp.MethodPatch:
 		if collection {
-			h.writeError(w, r, apierrors.NewMethodNotSupported(gr, "patch"))
+			h.writeError(w, r, methodNotAllowed(gr, "patch"))
 			return
 		}
 		var opts metav1.PatchOptions
@@ -407,7 +407,7 @@ func (h *handler) serveResource(w nethttp.ResponseWriter, req *request) {
 		h.respond(w, req, nethttp.StatusOK, out, err)
 	case nethttp.MethodDelete:
 		if req.sub != "" {
-			h.writeError(w, r, apierrors.NewMethodNotSupported(schema.GroupResource{Group: gr.Group, Resource: gr.Resource + "/" + req.sub}, "delete"))
+			h.writeError(w, r, methodNotAllowed(schema.GroupResource{Group: gr.Group, Resource: gr.Resource + "/" + req.sub}, "delete"))
 			return
 		}
 		opts, err := h.deleteOptions(r)
@@ -416,7 +416,7 @@ func (h *handler) serveResource(w nethttp.ResponseWriter, req *request) {
 			return
 		}
 		if collection && !hasDeleteCollection(req.gvr) {
-			h.writeError(w, r, apierrors.NewMethodNotSupported(gr, "deletecollection"))
+			h.writeError(w, r, methodNotAllowed(gr, "deletecollection"))
 			return
 		}
 		if collection {
@@ -463,7 +463,7 @@ func (h *handler) serveResource(w nethttp.ResponseWriter, req *request) {
 		}
 		h.respondStatusSuccess(w, req, types.UID(uidOf(out)), err)
 	default:
-		h.writeError(w, r, apierrors.NewMethodNotSupported(gr, strings.ToLower(r.Method)))
+		h.writeError(w, r, methodNotAllowed(gr, strings.ToLower(r.Method)))
 	}
 }
 
@@ -761,3 +761,11 @@ var jsonSerializer = json.NewSerializerWithOptions(json.DefaultMetaFactory, sche
 
 // now is the handler's current time.
 func (h *handler) now() time.Time { return h.clock.Now() }
+
+// methodNotAllowed is the 405 kube-apiserver's router answers for a verb a
+// resource does not have: MethodNotAllowed with no details.
+func methodNotAllowed(gr schema.GroupResource, verb string) error {
+	err := apierrors.NewMethodNotSupported(gr, verb)
+	err.ErrStatus.Details = nil
+	return err
+}

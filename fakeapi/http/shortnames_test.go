@@ -111,8 +111,8 @@ func TestNamespacesHaveNoDeleteCollection(t *testing.T) {
 	rr = httptest.NewRecorder()
 	h.ServeHTTP(rr, httptest.NewRequest("DELETE", "/api/v1/namespaces", nil))
 	var st metav1.Status
-	if err := json.Unmarshal(rr.Body.Bytes(), &st); err != nil || rr.Code != 405 || st.Reason != metav1.StatusReasonMethodNotAllowed {
-		t.Errorf("deletecollection of namespaces: %d %s, want 405 MethodNotAllowed", rr.Code, rr.Body.String())
+	if err := json.Unmarshal(rr.Body.Bytes(), &st); err != nil || rr.Code != 405 || st.Reason != metav1.StatusReasonMethodNotAllowed || st.Details != nil {
+		t.Errorf("deletecollection of namespaces: %d %s, want 405 MethodNotAllowed without details (fidelity case status-bad-request-and-method)", rr.Code, rr.Body.String())
 	}
 	rr = httptest.NewRecorder()
 	h.ServeHTTP(rr, httptest.NewRequest("GET", "/api/v1/namespaces/x", nil))

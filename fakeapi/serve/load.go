@@ -69,8 +69,10 @@ func readDocs(path string) ([]*unstructured.Unstructured, error) {
 	}
 }
 
-// loadCRDs registers every served version of the CRDs in a file and adds
-// each version's openAPIV3Schema (JSON) to schemas.
+// loadCRDs registers every served version of the CRDs in a file, with its
+// openAPIV3Schema (so custom resources are pruned, defaulted and validated
+// as kube-apiserver does), and adds each version's schema (JSON) to
+// schemas for /openapi/v3.
 func loadCRDs(api *fakeapi.Server, path string, schemas map[schema.GroupVersionKind]json.RawMessage) error {
 	docs, err := readDocs(path)
 	if err != nil {
@@ -78,50 +80,20 @@ func loadCRDs(api *fakeapi.Server, path string, schemas map[schema.GroupVersionK
 	}
 	for i, u := range docs {
 		where := fmt.Sprintf("serve: CRD file %s, object %d (%s)", path, i+1, u.GetName())
-		if u.GetKind() != "CustomResourceDefinition" {
-			return fmt.Errorf("%s: kind is %q, want CustomResourceDefinition", where, u.GetKind())
+		infos, err := fakeapi.CRDResources(u.Object)
+		if err != nil {
+			return fmt.Errorf("%s: %w", where, err)
 		}
-		group, _, _ := unstructured.NestedString(u.Object, "spec", "group")
-		kind, _, _ := unstructured.NestedString(u.Object, "spec", "names", "kind")
-		listKind, _, _ := unstructured.NestedString(u.Object, "spec", "names", "listKind")
-		plural, _, _ := unstructured.NestedString(u.Object, "spec", "names", "plural")
-		scope, _, _ := unstructured.NestedString(u.Object, "spec", "scope")
-		shortNames, _, _ := unstructured.NestedStringSlice(u.Object, "spec", "names", "shortNames")
-		categories, _, _ := unstructured.NestedStringSlice(u.Object, "spec", "names", "categories")
-		versions, _, _ := unstructured.NestedSlice(u.Object, "spec", "versions")
-		if group == "" || kind == "" || plural == "" || len(versions) == 0 {
-			return fmt.Errorf("%s: spec.group, spec.names.kind, spec.names.plural and spec.versions are required", where)
-		}
-		if listKind == "" {
-			listKind = kind + "List"
-		}
-		for _, v := range versions {
-			vm, ok := v.(map[string]any)
-			if !ok {
-				return fmt.Errorf("%s: spec.versions holds a non-object", where)
+		for _, info := range infos {
+			if err := api.RegisterCRD(info); err != nil {
+				return fmt.Errorf("%s: version %s: %w", where, info.GVR.Version, err)
 			}
-			name, _, _ := unstructured.NestedString(vm, "name")
-			if served, found, _ := unstructured.NestedBool(vm, "served"); found && !served {
-				continue
-			}
-			_, hasStatus, _ := unstructured.NestedMap(vm, "subresources", "status")
-			if err := api.RegisterCRD(fakeapi.ResourceInfo{
-				GVR:        schema.GroupVersionResource{Group: group, Version: name, Resource: plural},
-				Kind:       kind,
-				ListKind:   listKind,
-				Namespaced: scope != "Cluster",
-				HasStatus:  hasStatus,
-				ShortNames: shortNames,
-				Categories: categories,
-			}); err != nil {
-				return fmt.Errorf("%s: version %s: %w", where, name, err)
-			}
-			if s, found, _ := unstructured.NestedFieldNoCopy(vm, "schema", "openAPIV3Schema"); found {
-				data, err := json.Marshal(s)
+			if info.OpenAPIV3Schema != nil {
+				data, err := json.Marshal(info.OpenAPIV3Schema)
 				if err != nil {
-					return fmt.Errorf("%s: version %s: schema.openAPIV3Schema: %w", where, name, err)
+					return fmt.Errorf("%s: version %s: schema.openAPIV3Schema: %w", where, info.GVR.Version, err)
 				}
-				schemas[schema.GroupVersionKind{Group: group, Version: name, Kind: kind}] = data
+				schemas[info.GVR.GroupVersion().WithKind(info.Kind)] = data
 			}
 		}
 	}

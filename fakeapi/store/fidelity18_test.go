@@ -129,3 +129,37 @@ func TestListAtResourceVersionWithLimitIsExact(t *testing.T) {
 		t.Errorf("list at %s without limit = %d items, want 2 (the latest)", rv, n)
 	}
 }
+
+// TestUpdateWithAnotherUIDIsAConflict: the registry makes a set UID a
+// storage precondition: 409 Conflict naming the resource, before the
+// resourceVersion is looked at (fidelity case metadata-immutable-fields).
+func TestUpdateWithAnotherUIDIsAConflict(t *testing.T) {
+	s, _ := newTestStore(t, 0)
+	a := mustCreate(t, s, configmapsGVR, "ns", cm("", "a", nil)).(*corev1.ConfigMap)
+	a.UID = "someone-else"
+	_, _, err := s.Update(configmapsGVR, "ns", a, metav1.UpdateOptions{}, "")
+	assertStatus(t, err, 409, metav1.StatusReasonConflict)
+	if d := err.(apierrors.APIStatus).Status().Details; d == nil || d.Kind != "configmaps" || len(d.Causes) != 0 {
+		t.Errorf("details = %+v, want kind configmaps and no causes", d)
+	}
+}
+
+// TestBuiltinFinalizerNamesMustBeQualified: core validation refuses a
+// built-in's finalizer without a "/" that is not a standard one (cause on
+// metadata.finalizers[i]); custom resources only get the generic check
+// (fidelity case metadata-finalizer-invalid).
+func TestBuiltinFinalizerNamesMustBeQualified(t *testing.T) {
+	s, _ := newTestStore(t, 0)
+	c := cm("", "a", nil)
+	c.Finalizers = []string{"kubernetes", "nodomain"}
+	_, _, err := s.Create(configmapsGVR, "ns", c, metav1.CreateOptions{})
+	assertStatus(t, err, 422, metav1.StatusReasonInvalid)
+	if got := causes(t, err); got["metadata.finalizers[1]"] != metav1.CauseTypeFieldValueInvalid || len(got) != 1 {
+		t.Errorf("causes = %v, want only metadata.finalizers[1]", got)
+	}
+	w := widget("ns", "w", 1)
+	w.SetFinalizers([]string{"nodomain"})
+	if _, _, err := s.Create(widgetsGVR, "ns", w, metav1.CreateOptions{}); err != nil {
+		t.Errorf("a custom resource with finalizer nodomain: %v, want it created", err)
+	}
+}

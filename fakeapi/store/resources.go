@@ -41,6 +41,9 @@ type kindRules struct {
 	defaults func(obj runtime.Object)
 	// validate checks required fields of the kind.
 	validate func(obj runtime.Object) field.ErrorList
+	// withUID completes a new object once its UID is set (the job
+	// strategy's generated selector).
+	withUID func(obj runtime.Object)
 	// validateUpdate checks what an update may not change (immutable
 	// fields and objects), given the stored object.
 	validateUpdate func(obj, old runtime.Object) field.ErrorList
@@ -54,7 +57,10 @@ type builtin struct {
 	gvk        schema.GroupVersionKind
 	namespaced bool
 	hasStatus  bool
-	rules      kindRules
+	// scale is true for kinds with a scale subresource (autoscaling/v1
+	// Scale over spec.replicas).
+	scale bool
+	rules kindRules
 }
 
 // builtins are the resources New serves. Their Go types, list types and

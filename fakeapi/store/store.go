@@ -104,6 +104,11 @@ type Resource struct {
 	// custom resource it decodes. With fieldValidation=Strict a non-empty
 	// answer refuses the request (400 on create and update, 422 on patch).
 	Prune func(obj *unstructured.Unstructured) (unknown []string)
+	// Schema, optional (custom resources only), is the CRD version's
+	// compiled openAPIV3Schema (CompileSchema): objects are pruned (unless
+	// Prune is set), defaulted and validated by it, as kube-apiserver does,
+	// before Validate runs.
+	Schema *Schema
 	// ShortNames and Categories are a CRD's, kept for discovery; the
 	// store does not use them.
 	ShortNames []string

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -79,10 +82,32 @@ func ensureNamespace(r *resState, ns string, m metav1.Object) error {
 	}
 }
 
+// standardFinalizers are the finalizer names core validation accepts
+// without a "/" (validateKubeFinalizerName).
+var standardFinalizers = map[string]bool{
+	string(corev1.FinalizerKubernetes): true, metav1.FinalizerOrphanDependents: true, metav1.FinalizerDeleteDependents: true,
+}
+
+// validateKubeFinalizers is core validation's check of built-ins'
+// finalizers: a name without a "/" must be a standard one.
+func validateKubeFinalizers(r *resState, m metav1.Object) field.ErrorList {
+	if !r.typed {
+		return nil
+	}
+	var errs field.ErrorList
+	for i, f := range m.GetFinalizers() {
+		if !strings.Contains(f, "/") && !standardFinalizers[f] {
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "finalizers").Index(i), f, "name is neither a standard finalizer name nor is it fully qualified"))
+		}
+	}
+	return errs
+}
+
 // validate runs the strategy's and the common validation of a new object.
 func (s *Store) validateObject(r *resState, obj runtime.Object, m metav1.Object) field.ErrorList {
 	errs := apivalidation.ValidateObjectMetaAccessor(m, r.Namespaced, r.rules.nameFn, field.NewPath("metadata"))
-	errs = append(errs, s.validateSpec(r, obj)...)
+	errs = append(errs, validateKubeFinalizers(r, m)...)
+	errs = append(errs, s.validateSpec(r, obj, nil)...)
 	if len(errs) == 0 {
 		// rest.ValidateCreate's common validation with path segment names;
 		// the rest of it has just run with the kind's own name rule.
@@ -93,14 +118,24 @@ func (s *Store) validateObject(r *resState, obj runtime.Object, m metav1.Object)
 	return errs
 }
 
-// validateSpec runs the kind's own validation (and a CRD's Validate).
-func (s *Store) validateSpec(r *resState, obj runtime.Object) field.ErrorList {
+// validateSpec runs the kind's own validation (and a CRD's Schema and
+// Validate); old is the stored object on update, nil on create.
+func (s *Store) validateSpec(r *resState, obj, old runtime.Object) field.ErrorList {
 	var errs field.ErrorList
 	if r.rules.validate != nil {
 		errs = append(errs, r.rules.validate(obj)...)
 	}
-	if u, ok := obj.(*unstructured.Unstructured); ok && r.Validate != nil {
-		errs = append(errs, r.Validate(u)...)
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		if r.Schema != nil {
+			var oldContent map[string]any
+			if ou, ok := old.(*unstructured.Unstructured); ok {
+				oldContent = ou.Object
+			}
+			errs = append(errs, r.Schema.Validate(u.Object, oldContent)...)
+		}
+		if r.Validate != nil {
+			errs = append(errs, r.Validate(u)...)
+		}
 	}
 	return errs
 }
@@ -170,6 +205,9 @@ func (s *Store) Create(gvr schema.GroupVersionResource, ns string, obj runtime.O
 		return nil, nil, apierrors.NewAlreadyExists(r.groupResource(), m.GetName())
 	}
 	m.SetUID(s.newUID())
+	if r.rules.withUID != nil {
+		r.rules.withUID(o)
+	}
 	if len(opts.DryRun) > 0 {
 		return o, nil, nil // what would be stored, without a resourceVersion
 	}
@@ -259,6 +297,13 @@ func (s *Store) update(r *resState, key string, o, old runtime.Object, sub, verb
 		}
 	}
 	oldM := mustAccessor(old)
+	if uid := m.GetUID(); uid != "" && uid != oldM.GetUID() {
+		// The registry makes a set UID a storage precondition, checked
+		// before the resourceVersion: 409 Conflict naming the resource.
+		return nil, nil, apierrors.NewConflict(r.groupResource(), m.GetName(), fmt.Errorf(
+			"StorageError: invalid object, Code: 4, Key: %s%s, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: %v, UID in object meta: %v",
+			r.registryPrefix, registryKey(r, key), uid, oldM.GetUID()))
+	}
 	switch rv := m.GetResourceVersion(); {
 	case rv == "" && r.typed:
 		m.SetResourceVersion(oldM.GetResourceVersion()) // AllowUnconditionalUpdate
@@ -311,7 +356,8 @@ func (s *Store) update(r *resState, key string, o, old runtime.Object, sub, verb
 		m.SetGeneration(oldM.GetGeneration() + 1)
 	}
 	errs := apivalidation.ValidateObjectMetaAccessorUpdate(m, oldM, field.NewPath("metadata"))
-	errs = append(errs, s.validateSpec(r, o)...)
+	errs = append(errs, validateKubeFinalizers(r, m)...)
+	errs = append(errs, s.validateSpec(r, o, old)...)
 	if r.rules.validateUpdate != nil {
 		errs = append(errs, r.rules.validateUpdate(o, old)...)
 	}
@@ -549,13 +595,25 @@ func prune(r *resState, obj runtime.Object, fieldValidation string) error {
 	return nil
 }
 
-// pruneUnknown runs Resource.Prune on an unstructured object.
+// pruneUnknown runs Resource.Prune (or the Schema's pruning) on an
+// unstructured object, then the Schema's defaulting, as kube-apiserver
+// decodes a custom resource.
 func pruneUnknown(r *resState, obj runtime.Object) []string {
 	u, ok := obj.(*unstructured.Unstructured)
-	if r.typed || r.Prune == nil || !ok {
+	if r.typed || !ok {
 		return nil
 	}
-	return r.Prune(u)
+	var unknown []string
+	switch {
+	case r.Prune != nil:
+		unknown = r.Prune(u)
+	case r.Schema != nil:
+		unknown = r.Schema.Prune(u.Object)
+	}
+	if r.Schema != nil {
+		r.Schema.Default(u.Object)
+	}
+	return unknown
 }
 
 // strictUnknownFields is the strict decoding error naming unknown fields.

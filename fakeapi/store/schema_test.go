@@ -1,0 +1,83 @@
+package store
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// gadgetSchema is an openAPIV3Schema with required fields, a minimum, an
+// enum, a default and a map list.
+var gadgetSchema = map[string]any{
+	"type":     "object",
+	"required": []any{"spec"},
+	"properties": map[string]any{
+		"spec": map[string]any{
+			"type":     "object",
+			"required": []any{"size"},
+			"properties": map[string]any{
+				"size":  map[string]any{"type": "integer", "minimum": int64(0)},
+				"color": map[string]any{"type": "string", "enum": []any{"red", "blue"}, "default": "red"},
+				"ports": map[string]any{"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": []any{"name"},
+					"items": map[string]any{"type": "object", "required": []any{"name"}, "properties": map[string]any{"name": map[string]any{"type": "string"}}}},
+			},
+		},
+	},
+}
+
+var gadgetsGVR = schema.GroupVersionResource{Group: "lab.example.com", Version: "v1", Resource: "gadgets"}
+
+func gadget(spec map[string]any) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "lab.example.com/v1", "kind": "Gadget",
+		"metadata": map[string]any{"name": "g"}, "spec": spec}}
+}
+
+// TestSchemaValidatesDefaultsAndPrunesCustomResources: a CRD's compiled
+// openAPIV3Schema refuses what kube-apiserver refuses (422, one cause per
+// error, with its type), fills defaults and drops unknown fields, on
+// create and on patch.
+func TestSchemaValidatesDefaultsAndPrunesCustomResources(t *testing.T) {
+	s, _ := newTestStore(t, 0)
+	sch, err := CompileSchema(gadgetSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Register(Resource{GVR: gadgetsGVR, Kind: "Gadget", Namespaced: true, Schema: sch}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		spec  map[string]any
+		field string
+		typ   metav1.CauseType
+	}{
+		{"below minimum", map[string]any{"size": int64(-1)}, "spec.size", metav1.CauseTypeFieldValueInvalid},
+		{"wrong type", map[string]any{"size": "big"}, "spec.size", "FieldValueTypeInvalid"},
+		{"missing", map[string]any{}, "spec.size", metav1.CauseTypeFieldValueRequired},
+		{"not in enum", map[string]any{"size": int64(1), "color": "green"}, "spec.color", metav1.CauseTypeFieldValueNotSupported},
+		{"duplicate map key", map[string]any{"size": int64(1), "ports": []any{map[string]any{"name": "a"}, map[string]any{"name": "a"}}}, "spec.ports[1]", metav1.CauseTypeFieldValueDuplicate},
+	} {
+		_, _, err := s.Create(gadgetsGVR, "ns", gadget(c.spec), metav1.CreateOptions{})
+		assertStatus(t, err, 422, metav1.StatusReasonInvalid)
+		if got := causes(t, err); got[c.field] != c.typ || len(got) != 1 {
+			t.Errorf("%s: causes = %v, want %s on %s", c.name, got, c.typ, c.field)
+		}
+	}
+	out, _, err := s.Create(gadgetsGVR, "ns", gadget(map[string]any{"size": int64(1), "extra": "x"}), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := out.(*unstructured.Unstructured).Object["spec"].(map[string]any)
+	if spec["color"] != "red" || spec["extra"] != nil {
+		t.Errorf("spec = %v, want color defaulted to red and extra pruned", spec)
+	}
+	_, _, err = s.Patch(gadgetsGVR, "ns", "g", types.MergePatchType, []byte(`{"spec":{"size":-5}}`), metav1.PatchOptions{}, "")
+	assertStatus(t, err, 422, metav1.StatusReasonInvalid)
+
+	if _, err := CompileSchema(map[string]any{"type": "object", "properties": map[string]any{"spec": map[string]any{}}}); err == nil {
+		t.Error("a schema without types compiled; want 'not structural'")
+	}
+}
