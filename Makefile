@@ -12,8 +12,8 @@ deps: ## install optional tools (Debian's chromium, for the report browser test)
 	@command -v chromium >/dev/null 2>&1 && chromium --version || echo "chromium not installed"
 
 
-run: ## run the built-in scenarios against every subject (virtual time, no cluster)
-	$(GO) run ./cmd/cachelab run
+run: ## run the built-in scenarios against every subject (virtual time, no cluster); also writes the course, out/course.html
+	@$(GO) run ./cmd/cachelab run; st=$$?; $(GO) run ./cmd/cachelab explain --list --html out/course.html >/dev/null && echo "Course: out/course.html"; exit $$st
 
 test: lint ## vet, gofmt check, then every test with the race detector
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
@@ -55,7 +55,8 @@ campaign-memory: ## slow: RUNS (default 10000) random runs of bellerophon must p
 	@kb=$$(tail -1 /tmp/cachelab-campaign.rss); echo "peak RSS: $$((kb / 1024)) MiB for $${RUNS:-10000} runs (budget 1024 MiB)"; [ "$$kb" -lt 1048576 ]
 
 hassynced: ## slow: the HasSynced comparison table over N random plans per subject (N, default 1000)
-	CACHELAB_HASSYNCED=$${N:-1000} $(GO) test ./invariants -run TestHasSyncedComparison -v -timeout 60m
+	@mkdir -p out
+	CACHELAB_HASSYNCED=$${N:-1000} CACHELAB_HASSYNCED_HTML=$(CURDIR)/out/hassynced.html $(GO) test ./invariants -run TestHasSyncedComparison -v -timeout 60m
 
 load-test: ## slow: 1,000 watchers and 4 writers over TLS on loopback
 	CACHELAB_SLOW=1 $(GO) test ./fakeapi/serve -run TestLoad -v -timeout 20m

@@ -1,6 +1,7 @@
 package invariants_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cachelab/cachelab/invariants"
+	"github.com/cachelab/cachelab/reports"
 	"github.com/cachelab/cachelab/scenarios"
 	"github.com/cachelab/cachelab/sim"
 )
@@ -149,6 +151,9 @@ var comparisonSubjects = []string{"bellerophon", "informer-realfifo", "legacy-de
 type signalStats struct {
 	traces, present, flips, fps, tracesWithFP int
 	latencies                                 []time.Duration
+	// staleBy holds, per false flip, how long before the flip the write
+	// the cache lacked was made (for the HTML page).
+	staleBy []time.Duration
 }
 
 // TestHasSyncedComparison runs the same N random plans (PlanGen, seeds 0 to
@@ -163,6 +168,7 @@ func TestHasSyncedComparison(t *testing.T) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "HasSynced comparison: %d random plans (scenarios.PlanGen seeds 0..%d) per subject\n\n", n, n-1)
+	var page []reports.SyncDefinitionStats
 	fmt.Fprintf(&b, "| subject | signal | traces with it | flips to true | false positives | FP rate (flips) | traces with an FP | latency median | latency p99 |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, subject := range comparisonSubjects {
 		if _, ok := sim.LookupSubject(subject); !ok {
@@ -197,6 +203,11 @@ func TestHasSyncedComparison(t *testing.T) {
 					st.tracesWithFP++
 				}
 				st.latencies = append(st.latencies, rep.Latencies...)
+				for _, j := range rep.Judged {
+					if !j.Sound && j.Missing >= 0 && j.Missing < len(tr.Records) {
+						st.staleBy = append(st.staleBy, (j.At - tr.Records[j.Missing].At).D())
+					}
+				}
 			}
 		}
 		t.Logf("%s: %d plans in %s wall, %d runs failed (not counted)", subject, n, time.Since(start).Round(time.Millisecond), failedRuns)
@@ -205,6 +216,8 @@ func TestHasSyncedComparison(t *testing.T) {
 			if st.present == 0 {
 				continue
 			}
+			page = append(page, reports.SyncDefinitionStats{Subject: subject, Signal: s, Traces: st.present, Flips: st.flips,
+				FalsePositives: st.fps, LateBy: st.latencies, StaleBy: st.staleBy})
 			rate := "-"
 			if st.flips > 0 {
 				rate = fmt.Sprintf("%.1f%%", 100*float64(st.fps)/float64(st.flips))
@@ -217,6 +230,17 @@ func TestHasSyncedComparison(t *testing.T) {
 	if out := os.Getenv("CACHELAB_HASSYNCED_OUT"); out != "" {
 		if err := os.WriteFile(out, []byte(b.String()), 0o644); err != nil {
 			t.Errorf("cannot write %s: %v", out, err)
+		}
+	}
+	if out := os.Getenv("CACHELAB_HASSYNCED_HTML"); out != "" {
+		var h bytes.Buffer
+		intro := fmt.Sprintf("%d random plans (scenarios.PlanGen seeds 0..%d) per subject.", n, n-1)
+		if err := reports.HasSynced(&h, intro, page); err != nil {
+			t.Errorf("rendering the HasSynced page: %v", err)
+		} else if err := os.WriteFile(out, h.Bytes(), 0o644); err != nil {
+			t.Errorf("cannot write %s: %v", out, err)
+		} else {
+			t.Logf("wrote %s", out)
 		}
 	}
 }

@@ -71,7 +71,8 @@ nav ol{padding-left:1.2rem}.stop{margin:1.2rem 0 1.6rem}.stop h3{font-size:1.05r
 origin notes. Each stop says what to take away, then the scenarios that show it: read a story with
 <code>cachelab explain NAME</code>, run it with <code>cachelab run NAME</code>, and open each
 subject's report (written by <code>make run</code> beside this page), where the first failed
-invariant is marked at the moment it goes wrong.</p>
+invariant is marked at the moment it goes wrong. How often each definition of "synced" lies, over
+random plans: <a href="hassynced.html">hassynced.html</a> (written by <code>make hassynced</code>).</p>
 <nav><ol>{{range .}}<li><a href="#part-{{.Letter}}">{{.Letter}}. {{.Question}}</a></li>{{end}}</ol></nav>
 {{range .}}<section id="part-{{.Letter}}"><h2>{{.Letter}}. {{.Question}}</h2>
 {{range .Stops}}<div class="stop" id="{{.Label}}"><h3><span class="label">{{.Label}}</span>{{.Title}}</h3>
