@@ -45,7 +45,8 @@ type CourseScenario struct {
 type CourseRun struct {
 	// Subject is the subject's name.
 	Subject string
-	// Href is the run's report, relative to the course page.
+	// Href is the run's report, relative to the course page (at its
+	// first-failure card when the run is expected to fail).
 	Href string
 	// Expect says what the scenario expects of it: "holds" or "fails:
 	// invariant, ...".

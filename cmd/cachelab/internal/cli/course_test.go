@@ -44,7 +44,8 @@ func TestExplainListShowsTheCourseInOrderAndWritesItsPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		`href="panicking-handler-never-syncs/informer-realfifo_panicking-handler/report.html"`,
+		`href="panicking-handler-never-syncs/informer-realfifo_panicking-handler/report.html#failure"`,
+		`href="panicking-handler-never-syncs/informer-realfifo/report.html"`,
 		"fails: eventual-convergence",
 		"No scenario shows this one yet.",
 	} {

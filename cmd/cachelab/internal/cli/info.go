@@ -336,7 +336,8 @@ func courseCmd(env *Env, args []string) int {
 						}
 					}
 					if len(fails) > 0 {
-						run.Expect, run.Fails = "fails: "+strings.Join(fails, ", "), true
+						// The report's first-failure card: where it goes wrong.
+						run.Expect, run.Fails, run.Href = "fails: "+strings.Join(fails, ", "), true, run.Href+"#failure"
 					}
 					sc.Runs = append(sc.Runs, run)
 				}
