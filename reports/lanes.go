@@ -26,6 +26,7 @@ const (
 	laneSignal
 	laneDesired
 	laneNotes
+	laneLog
 )
 
 // laneStyle is what the page needs to draw a lane kind: "marks" (ticks),
@@ -36,7 +37,7 @@ var laneStyle = map[laneKind]string{
 	laneProcess: "process", laneRequests: "marks", laneWatch: "watch",
 	laneHandler: "marks", laneCache: "marks", laneQueue: "marks",
 	laneReconcile: "marks", laneSignal: "signal", laneDesired: "signal",
-	laneNotes: "marks",
+	laneNotes: "marks", laneLog: "marks",
 }
 
 // laneHelp explains each lane kind to a newcomer (tooltip and legend).
@@ -54,6 +55,7 @@ var laneHelp = map[laneKind]string{
 	laneSignal:    "A sync signal such as HasSynced: the line is high while it says true, low while false, dotted before it was first recorded.",
 	laneDesired:   "Whether the server's state is what the subject wants (desired == actual): high when it is.",
 	laneNotes:     "Anything else the subject wrote down.",
+	laneLog:       "klog/logr lines the subject, or client-go working for it, logged (V <= 2): red marks are errors, such as \"Server rejected event\"; gray marks information, such as \"watch ended with error\".",
 }
 
 // lane is one row of the timeline.
@@ -115,6 +117,8 @@ func laneKey(r *sim.Record) (group string, kind laneKind, label string, ok bool)
 		return actor, laneDesired, "desired == actual", true
 	case sim.RecNote:
 		return actor, laneNotes, "notes", true
+	case sim.RecLog:
+		return actor, laneLog, "log", true
 	}
 	return "", 0, "", false
 }

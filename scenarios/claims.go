@@ -197,7 +197,7 @@ func kindNames() []string {
 	return []string{string(sim.RecRequest), string(sim.RecWrite), string(sim.RecList), string(sim.RecWatchOpen), string(sim.RecWatchClose),
 		string(sim.RecSent), string(sim.RecDelivered), string(sim.RecFault), string(sim.RecCompact), string(sim.RecHandler), string(sim.RecSignal),
 		string(sim.RecQueue), string(sim.RecReconcile), string(sim.RecCache), string(sim.RecNote), string(sim.RecStep), string(sim.RecCrash),
-		string(sim.RecRestart), string(sim.RecDesired), string(sim.RecFinal)}
+		string(sim.RecRestart), string(sim.RecDesired), string(sim.RecFinal), string(sim.RecLog)}
 }
 
 func knownKind(k sim.RecordKind) bool { return contains(kindNames(), string(k)) }

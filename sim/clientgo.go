@@ -24,6 +24,7 @@ var prepareClientGoOnce sync.Once
 // and drops only the backoff.
 func PrepareClientGo() {
 	prepareClientGoOnce.Do(func() {
+		QuietGlobalKlog()
 		utilruntime.ErrorHandlers = []utilruntime.ErrorHandler{
 			func(ctx context.Context, err error, msg string, keysAndValues ...any) {
 				klog.FromContext(ctx).Error(err, msg, keysAndValues...)

@@ -106,12 +106,12 @@ func (r *recorder) addLocked(rec Record, at time.Duration) {
 }
 
 // activity reports whether rec counts against quiet: everything but
-// bookmarks and fault-free bookkeeping of the run itself.
+// bookmarks, fault-free bookkeeping of the run itself, and log lines.
 func activity(rec Record) bool {
 	switch rec.Kind {
 	case RecSent, RecDelivered:
 		return rec.EventType != string(watch.Bookmark)
-	case RecCache, RecFinal:
+	case RecCache, RecFinal, RecLog:
 		return false
 	}
 	return true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"k8s.io/klog/v2"
 	mathrand "math/rand"
 	"strings"
 	"testing"
@@ -320,6 +321,7 @@ func (r *run) startSubject() error {
 		}
 	}
 	ctx, cancel := context.WithCancel(r.ctx)
+	ctx = klog.NewContext(ctx, newTraceLogger(r.rec, name))
 	if err := subj.Start(ctx, env); err != nil {
 		cancel()
 		synctest.Wait()

@@ -61,6 +61,11 @@ const (
 	RecReconcile RecordKind = "reconcile" // Actor, Op ("start"/"end"), Key, Result ("ok" or the error, on "end"), Detail
 	RecCache     RecordKind = "cache"     // Actor, Handler (cache name), Objects: a snapshot of one cache
 	RecNote      RecordKind = "note"      // Actor, Detail: anything else worth showing
+	// RecLog: a klog/logr line the subject, or client-go working for it,
+	// logged with the subject's context (V <= LogVerbosity): Op "info" or
+	// "error", Count the verbosity of an info line, Reason the error,
+	// Detail the message and its key=value pairs.
+	RecLog RecordKind = "log" // Actor, Op, Count, Reason, Detail
 
 	// Run side (recorded by sim itself). Faults injected by timeline steps
 	// that the server does not observe itself (hold, release, compact,

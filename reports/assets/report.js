@@ -57,6 +57,7 @@
       case 'cache': return 'cache ' + r.handler + ' snapshot: ' + (r.objects ? r.objects.length : 0) + ' objects' + (r.detail ? ' · ' + r.detail : '');
       case 'final': return 'server state at the end: ' + (r.objects ? r.objects.length : 0) + ' objects';
       case 'note': return r.detail;
+      case 'log': return (r.op === 'error' ? 'error: ' : '') + r.detail + (r.reason ? ': ' + r.reason : '');
       case 'step': return 'step ' + r.step + ': ' + r.actor + ' ' + (r.stepText || r.op) + (r.detail && r.detail !== r.stepText ? ' · ' + r.detail : '');
       case 'crash': return r.actor + ' crashed' + (r.detail ? ': ' + r.detail : '');
       case 'restart': return r.actor + ' restarted';
@@ -96,6 +97,7 @@
       case 'crash': return { c: COLORS.red, sh: 'x', p: 6 };
       case 'restart': return { c: COLORS.green, sh: 'tick', p: 3 };
       case 'note': return { c: COLORS.gray, sh: 'dot', p: 0 };
+      case 'log': return { c: r.op === 'error' ? COLORS.red : COLORS.gray, sh: 'dot', p: r.op === 'error' ? 1 : 0 };
     }
     return { c: COLORS.gray, sh: 'dot', p: 0 };
   }
