@@ -24,10 +24,7 @@ import (
 // when the run ends. The other actors (user, kubelet, competitor) stay on
 // the direct path.
 func (r *run) httpEnv(env Env) (Env, func(schema.GroupVersionResource, string) fakeapi.ListerWatcher, error) {
-	if r.pipe == nil {
-		r.pipe = fakehttp.NewPipe(fakehttp.NewHandler(r.srv, fakehttp.Options{}))
-	}
-	cfg := r.pipe.RESTConfig(env.Name)
+	cfg := r.restConfig(env.Name)
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return env, nil, err
@@ -39,6 +36,16 @@ func (r *run) httpEnv(env Env) (Env, func(schema.GroupVersionResource, string) f
 	env.Kube, env.Dynamic = kube, dyn
 	lw := RESTListerWatchers(kube, dyn)
 	return env, lw, nil
+}
+
+// restConfig returns a rest.Config for client over the run's pipe to
+// fakeapi/http's REST handler, making the pipe on first use (one per run,
+// closed when the run ends). Env.RESTConfig is one, whatever the access path.
+func (r *run) restConfig(client string) *rest.Config {
+	if r.pipe == nil {
+		r.pipe = fakehttp.NewPipe(fakehttp.NewHandler(r.srv, fakehttp.Options{}))
+	}
+	return r.pipe.RESTConfig(client)
 }
 
 // RESTListerWatchers returns ListerWatchers over real REST clients, as a

@@ -315,6 +315,7 @@ func (r *run) startSubject() error {
 		}
 	}
 	env.ListerWatcher = func(gvr schema.GroupVersionResource, ns string) cache.ListerWatcherWithContext { return lw(gvr, ns) }
+	env.RESTConfig = r.restConfig(name)
 	if cb := r.plan.Faults.ContractBreaking; cb != (ContractBreaking{}) {
 		env.ListerWatcher = func(gvr schema.GroupVersionResource, ns string) cache.ListerWatcherWithContext {
 			return newBreakingLW(lw(gvr, ns), r, name, gvr)

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -49,6 +50,12 @@ type Env struct {
 	Kube kubernetes.Interface
 	// Dynamic is a dynamic client talking to the fake server.
 	Dynamic dynamic.Interface
+	// RESTConfig reaches the fake server over an in-memory pipe (no socket:
+	// it works inside the run's bubble) through fakeapi/http's REST
+	// handler, as the subject's own client: what a controller-runtime
+	// manager, or any client built with NewForConfig, needs. Whatever the
+	// plan's access path, its requests are traced as the subject's.
+	RESTConfig *rest.Config
 	// ListerWatcher returns a ListerWatcher (WatchList-capable) for one
 	// resource, namespace "" meaning all namespaces.
 	ListerWatcher func(gvr schema.GroupVersionResource, ns string) cache.ListerWatcherWithContext

@@ -1,0 +1,171 @@
+package cachelabtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/cachelab/cachelab/sim"
+)
+
+// Controller is a controller under the lab: how to start it, and what
+// state it wants. Give exactly one of Start (a client-go controller) and
+// Setup (controller-runtime reconcilers on a manager).
+//
+// The lab starts the controller once per process of a run: a plan's crash
+// cancels the context of the running one and a restart starts a new one
+// from scratch (new informers, caches, queue, manager), as a real
+// controller process would restart.
+type Controller struct {
+	// Name is the controller's name in plans and traces; default: the
+	// test's name.
+	Name string
+
+	// Start builds a client-go controller from env and starts it: its
+	// informers (env.Informers, recorded), its workers. It may return
+	// once started, or block until ctx ends; every goroutine it starts
+	// must return after ctx ends. An error is a failed run.
+	Start func(ctx context.Context, env *Env) error
+
+	// Setup registers controller-runtime reconcilers (and their watches)
+	// on mgr, as a main.go's SetupWithManager does. The lab makes the
+	// manager: real cache, client, RESTMapper and workqueue, over the fake
+	// API server; metrics, health probes and leader election off.
+	Setup func(mgr ctrl.Manager) error
+
+	// Scheme, optional, is the manager's scheme (Setup) and the one State
+	// decodes typed objects with, for the custom types a controller
+	// uses; default client-go's scheme.
+	Scheme *runtime.Scheme
+
+	// CRDs are the custom resources the controller needs served.
+	CRDs []sim.CRD
+
+	// Desired, optional, says whether the server's state is the state the
+	// controller wants: nil if it is, else an error saying why not. The lab
+	// asks after every write; eventual-convergence then requires it to
+	// hold at the end, and stable-reconciliation that the controller
+	// writes nothing once it holds. It must only read s.
+	Desired func(s *State) error
+}
+
+// Env is what a client-go controller is started with: clients of the fake
+// API server under the controller's name, and informer factories whose
+// informers are recorded (every handler call, sync signal and cache is in
+// the trace, so that the invariants can judge them).
+type Env struct {
+	// Name is the controller's name (its client's, in the trace).
+	Name string
+	// Kube is a typed clientset for the fake API server.
+	Kube kubernetes.Interface
+	// Dynamic is a dynamic client for the fake API server.
+	Dynamic dynamic.Interface
+	// RESTConfig reaches the fake API server through its REST handler over
+	// an in-memory pipe, for clients built with NewForConfig.
+	RESTConfig *rest.Config
+	// Informers is a shared informer factory over Kube (all namespaces, no
+	// resync) whose informers are recorded. Start it with ctx.Done().
+	Informers informers.SharedInformerFactory
+	// DynamicInformers is a dynamic shared informer factory over Dynamic
+	// whose informers are recorded.
+	DynamicInformers dynamicinformer.DynamicSharedInformerFactory
+	// Params are the plan's subject parameters.
+	Params map[string]string
+	// Sim is the environment the lab's simulator gives a subject (the
+	// recorder of the trace, ListerWatchers), for what Env does not cover.
+	Sim sim.Env
+
+	rec *recording
+}
+
+// subject adapts a Controller to sim.Subject for one process.
+type subject struct {
+	c   Controller
+	rec *recording
+}
+
+// convergingSubject is a subject with a desired-state predicate.
+type convergingSubject struct{ *subject }
+
+var (
+	_ sim.Subject          = (*subject)(nil)
+	_ sim.CacheSnapshotter = (*subject)(nil)
+	_ sim.Converger        = convergingSubject{}
+)
+
+// newSubject returns a fresh subject of c.
+func newSubject(c Controller) sim.Subject {
+	s := &subject{c: c}
+	if c.Desired != nil {
+		return convergingSubject{s}
+	}
+	return s
+}
+
+// Start starts one process of the controller.
+func (s *subject) Start(ctx context.Context, senv sim.Env) error {
+	preparePanicHandling()
+	s.rec = newRecording(senv.Rec, senv.Name)
+	ctx = context.WithValue(ctx, runKey{}, s.rec)
+	switch {
+	case s.c.Start != nil && s.c.Setup != nil:
+		return errors.New("cachelabtest: Controller has both Start and Setup: give one")
+	case s.c.Start != nil:
+		env := &Env{Name: senv.Name, Kube: senv.Kube, Dynamic: senv.Dynamic, RESTConfig: senv.RESTConfig,
+			Params: senv.Params, Sim: senv, rec: s.rec}
+		env.Informers = newRecordedFactory(senv.Kube, s.rec)
+		env.DynamicInformers = newRecordedDynamicFactory(senv.Dynamic, s.rec)
+		return s.guardStart("Start", func() error { return s.c.Start(ctx, env) })
+	case s.c.Setup != nil:
+		return s.startManager(ctx, senv)
+	}
+	return errors.New("cachelabtest: Controller has neither Start nor Setup: give one")
+}
+
+// guardStart calls start, turning a panic into an error with its stack.
+func (s *subject) guardStart(what string, start func() error) (err error) {
+	defer func() {
+		if x := recover(); x != nil {
+			s.rec.panicked("the controller's "+what, x)
+			err = fmt.Errorf("the controller's %s panicked: %v", what, x)
+		}
+	}()
+	return start()
+}
+
+// Desired asks the Controller's predicate.
+func (s convergingSubject) Desired(objs []sim.ServerObject) (bool, string) {
+	st := &State{objs: objs, scheme: s.c.Scheme}
+	var err error
+	func() {
+		defer func() {
+			if x := recover(); x != nil {
+				err = fmt.Errorf("the Desired predicate panicked: %v", x)
+			}
+		}()
+		err = s.c.Desired(st)
+	}()
+	if err == nil {
+		err = st.Err()
+	}
+	if err != nil {
+		return false, err.Error()
+	}
+	return true, ""
+}
+
+// SnapshotCaches returns the recorded informers' caches.
+func (s *subject) SnapshotCaches() []sim.CacheSnapshot {
+	if s.rec == nil {
+		return nil
+	}
+	return s.rec.snapshots()
+}

@@ -1,0 +1,117 @@
+package cachelabtest
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cachelab/cachelab/invariants"
+	"github.com/cachelab/cachelab/sim"
+)
+
+// The names of the health verdicts Test adds to the invariants' verdicts.
+const (
+	// HealthNoPanics fails when the controller panicked in a recorded
+	// handler, a reconcile, its start or a goroutine recovered by
+	// utilruntime.HandleCrash.
+	HealthNoPanics = "no-panics"
+	// HealthStarted fails when a controller-runtime manager stopped with
+	// an error before the run ended.
+	HealthStarted = "manager-running"
+	// HealthSynced fails when, in a run that ended quiet, an informer of
+	// the controller's last process never synced.
+	HealthSynced = "informers-synced"
+)
+
+// syncBound is how long an informer may take to sync, in virtual time,
+// before HealthSynced fails it.
+const syncBound = 60 * time.Second
+
+// HealthVerdicts judges the controller's health from a run's trace: it
+// did not panic, its manager kept running, its informers synced. They read
+// the records the recording wrappers write (RecordInformer, a
+// controller-runtime manager's); for a controller without them they are
+// Unknown.
+func HealthVerdicts(tr *sim.Trace) []invariants.Verdict {
+	if tr == nil || tr.Plan == nil {
+		return nil
+	}
+	actor := tr.Plan.Subject
+	var panics, stops []sim.Record
+	nCalls := 0
+	// informers not synced in the last process, per resource: the record
+	// of its "false" (removed by a "true").
+	unsynced := map[string]sim.Record{}
+	for _, r := range tr.Records {
+		if r.Actor != actor {
+			continue
+		}
+		switch r.Kind {
+		case sim.RecHandler, sim.RecReconcile:
+			nCalls++
+		case sim.RecNote:
+			switch r.Op {
+			case OpPanic:
+				panics = append(panics, r)
+			case OpStartError:
+				stops = append(stops, r)
+			}
+		case sim.RecRestart, sim.RecCrash:
+			clear(unsynced)
+		case sim.RecSignal:
+			if r.Signal != SignalInformerSynced || r.Handler != "" {
+				continue
+			}
+			if r.Value {
+				delete(unsynced, r.Resource)
+			} else {
+				unsynced[r.Resource] = r
+			}
+		}
+	}
+	var out []invariants.Verdict
+	switch {
+	case len(panics) > 0:
+		first := panics[0]
+		what, stack, _ := strings.Cut(first.Detail, "\n\n")
+		pos := make([]int, 0, len(panics))
+		for _, r := range panics {
+			pos = append(pos, r.Pos)
+		}
+		out = append(out, invariants.Verdict{Invariant: HealthNoPanics, Status: invariants.Fail, Positions: pos,
+			Reason: fmt.Sprintf("the controller panicked %d time(s); first at t=%s: %s", len(panics), first.At, what), Detail: stack})
+	case nCalls == 0:
+		out = append(out, invariants.Verdict{Invariant: HealthNoPanics, Status: invariants.Unknown,
+			Reason: "the trace has no recorded handler call or reconcile of the controller: nothing says whether its code ran without panicking"})
+	default:
+		out = append(out, invariants.Verdict{Invariant: HealthNoPanics, Status: invariants.Pass,
+			Reason: fmt.Sprintf("%d recorded handler call(s) and reconcile(s), no panic", nCalls)})
+	}
+	if len(stops) > 0 {
+		out = append(out, invariants.Verdict{Invariant: HealthStarted, Status: invariants.Fail, Positions: []int{stops[0].Pos},
+			Reason: fmt.Sprintf("at t=%s %s", stops[0].At, stops[0].Detail)})
+	}
+	// An informer must sync within syncBound of its start, or by the end
+	// of a run that ended quiet (nothing left to happen).
+	var never []string
+	var pos []int
+	for _, res := range slices.Sorted(maps.Keys(unsynced)) {
+		r := unsynced[res]
+		if tr.Outcome == "quiet" || tr.End.D()-r.At.D() >= syncBound {
+			never = append(never, res)
+			pos = append(pos, r.Pos)
+		}
+	}
+	switch {
+	case len(never) > 0:
+		out = append(out, invariants.Verdict{Invariant: HealthSynced, Status: invariants.Fail, Positions: pos,
+			Reason: fmt.Sprintf("the informer(s) of %s never synced (started at t=%s, run ended at t=%s, %s): the controller never saw the initial list (is the resource served? see the list requests in the trace)",
+				strings.Join(never, ", "), unsynced[never[0]].At, tr.End, tr.Outcome)})
+	case len(unsynced) > 0:
+		out = append(out, invariants.Verdict{Invariant: HealthSynced, Status: invariants.Unknown,
+			Reason: fmt.Sprintf("%d informer(s) of the last process had not synced when the run ended, less than %s after they started: too early to require it", len(unsynced), syncBound)})
+	}
+	return out
+}
