@@ -145,6 +145,7 @@ type Server struct {
 // NewServer returns a Server serving the built-in resources (namespaces,
 // configmaps, secrets, pods, events in core/v1 and events.k8s.io/v1).
 func NewServer(opts Options) *Server {
+	PrepareClientGo()
 	s := &Server{
 		clock:            opts.Clock,
 		hooks:            opts.Hooks,

@@ -1,11 +1,9 @@
 package sim
 
 import (
-	"context"
 	"sync"
 
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/klog/v2"
+	"github.com/cachelab/cachelab/fakeapi"
 )
 
 var prepareClientGoOnce sync.Once
@@ -20,15 +18,11 @@ var prepareClientGoOnce sync.Once
 // process-wide clock. Each bubble's clock starts at 2000-01-01, so in a later
 // bubble that difference is huge and the sleep outlives the bubble: the
 // erroring goroutine never returns and synctest fails the run with "blocked
-// goroutines remain". The replacement keeps logging every error through klog
-// and drops only the backoff.
+// goroutines remain". fakeapi.PrepareClientGo replaces it with a handler
+// that keeps logging every error through klog and drops only the backoff.
 func PrepareClientGo() {
 	prepareClientGoOnce.Do(func() {
 		QuietGlobalKlog()
-		utilruntime.ErrorHandlers = []utilruntime.ErrorHandler{
-			func(ctx context.Context, err error, msg string, keysAndValues ...any) {
-				klog.FromContext(ctx).Error(err, msg, keysAndValues...)
-			},
-		}
+		fakeapi.PrepareClientGo()
 	})
 }

@@ -12,6 +12,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/cachelab/cachelab/fakeapi"
 )
 
 // PipeHost is the URL of the server in the rest.Configs a Pipe makes. Any
@@ -43,6 +45,7 @@ var _ nethttp.RoundTripper = (*Pipe)(nil)
 
 // NewPipe returns a Pipe to h.
 func NewPipe(h nethttp.Handler) *Pipe {
+	fakeapi.PrepareClientGo()
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Pipe{h: h, ctx: ctx, cancel: cancel}
 }
