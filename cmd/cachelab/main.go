@@ -1,7 +1,9 @@
 // Command cachelab runs, replays and reports cache-sync scenarios against
 // real client-go informers and a fake API server, in virtual time.
 //
-// Run `cachelab --help`, or `make run` from the repository, to start.
+// Run `cachelab --help`, or `make run` from the repository, to start. The
+// command is package cachelabtest/cli: to build your own, with your own
+// subjects registered, see cli.Run.
 //go:debug randseednop=0
 
 // The line above lets sim seed math/rand's global source from a plan's seed,
@@ -9,30 +11,14 @@
 package main
 
 import (
-	"io"
 	"os"
 
-	"k8s.io/klog/v2"
+	"github.com/cachelab/cachelab/cachelabtest/cli"
 
-	lab "github.com/cachelab/cachelab/cachelabtest"
-	"github.com/cachelab/cachelab/cmd/cachelab/internal/cli"
-	"github.com/cachelab/cachelab/sim"
+	// The lab's subjects register themselves with sim when imported.
+	_ "github.com/cachelab/cachelab/subjects/bellerophon"
+	_ "github.com/cachelab/cachelab/subjects/legacy"
+	_ "github.com/cachelab/cachelab/subjects/naivecache"
 )
 
-func main() {
-	// client-go logs reflector warnings (a broken watch, a 410) through
-	// klog; in the lab those are the faults we inject, and the trace
-	// records them. Keep them off the terminal unless asked for.
-	if os.Getenv("CACHELAB_KLOG") == "" {
-		klog.LogToStderr(false)
-		klog.SetOutput(io.Discard)
-	}
-	sim.PrepareClientGo()
-	env := &cli.Env{
-		Stdout: os.Stdout,
-		Stderr: os.Stderr,
-		Prog:   cli.ProgName(os.Args[0]),
-		TTY:    lab.IsTerminal(os.Stderr),
-	}
-	os.Exit(cli.Main(os.Args[1:], env))
-}
+func main() { os.Exit(cli.Run()) }

@@ -1,6 +1,10 @@
 // Package cli is the cachelab command line: it parses flags and arguments,
-// calls package lab (and scenarios, sim, invariants) and prints. It holds
-// no logic of its own beyond formatting.
+// calls package cachelabtest (and scenarios, sim, invariants) and prints.
+// It holds no logic of its own beyond formatting.
+//
+// It is public so that you can build your own cachelab binary with your
+// own subjects registered (see Run): cmd/cachelab is one such binary,
+// with the lab's subjects.
 package cli
 
 import (
