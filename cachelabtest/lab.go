@@ -491,6 +491,7 @@ func WriteBatch(out, title string, results []*Result, opt Options) error {
 	}{
 		{IndexFile, func(f *os.File) error { return writeIndex(f, title, entries) }},
 		{JUnitFile, func(f *os.File) error { return writeJUnit(f, runs) }},
+		{CourseFile, writeCourse},
 	} {
 		fh, err := os.Create(filepath.Join(out, f.name))
 		if err == nil {

@@ -11,7 +11,6 @@ import (
 	"text/tabwriter"
 
 	lab "github.com/cachelab/cachelab/cachelabtest"
-	"github.com/cachelab/cachelab/invariants"
 	"github.com/cachelab/cachelab/reports"
 	"github.com/cachelab/cachelab/scenarios"
 	"github.com/cachelab/cachelab/sim"
@@ -297,55 +296,27 @@ func courseCmd(env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "cachelab explain --list: takes only --html FILE, got %q (as `%s explain --list --html out/course.html`)\n", args, env.Prog)
 		return ExitUsage
 	}
-	parts, err := scenarios.Course()
+	page, err := lab.CoursePage(env.Prog)
 	if err != nil {
 		printErr(env, "explain", err)
 		return ExitUnexpected
 	}
-	byName := map[string]*scenarios.Scenario{}
-	all, _ := scenarios.All()
-	for _, s := range all {
-		byName[s.Name] = s
-	}
 	w := env.Stdout
 	fmt.Fprintf(w, "The guided course: the 28 edge cases of EDGE-CASES.md as a path through the origin notes' questions.\n`%s explain NAME` tells a scenario's story, `%s run NAME` runs it.\n", env.Prog, env.Prog)
-	var page []reports.CoursePart
-	for _, p := range parts {
+	for _, p := range page {
 		fmt.Fprintf(w, "\n%s. %s\n", p.Letter, p.Question)
-		cp := reports.CoursePart{Letter: p.Letter, Question: p.Question}
 		for _, st := range p.Stops {
-			fmt.Fprintf(w, "\n  %-4s %s\n", st.Label(), st.Title)
+			fmt.Fprintf(w, "\n  %-4s %s\n", st.Label, st.Title)
 			for _, l := range wrap(st.Lesson, 72) {
 				fmt.Fprintf(w, "       %s\n", l)
 			}
-			cs := reports.CourseStop{Label: st.Label(), Title: st.Title, Lesson: st.Lesson}
 			if len(st.Scenarios) == 0 {
 				fmt.Fprintf(w, "       (no scenario shows it yet)\n")
 			}
-			for _, name := range st.Scenarios {
-				s := byName[name]
-				fmt.Fprintf(w, "       -> %s explain %s\n", env.Prog, name)
-				sc := reports.CourseScenario{Name: name, Title: s.Title, Explain: env.Prog + " explain " + name}
-				for _, subj := range s.Subjects() {
-					p := s.PlanFor(subj)
-					run := reports.CourseRun{Subject: subj, Href: lab.RunID(&p) + "/report.html", Expect: "holds"}
-					var fails []string
-					for _, e := range s.Expect {
-						if e.Subject == subj && e.Status == invariants.Fail {
-							fails = append(fails, e.Invariant)
-						}
-					}
-					if len(fails) > 0 {
-						// The report's first-failure card: where it goes wrong.
-						run.Expect, run.Fails, run.Href = "fails: "+strings.Join(fails, ", "), true, run.Href+"#failure"
-					}
-					sc.Runs = append(sc.Runs, run)
-				}
-				cs.Scenarios = append(cs.Scenarios, sc)
+			for _, sc := range st.Scenarios {
+				fmt.Fprintf(w, "       -> %s\n", sc.Explain)
 			}
-			cp.Stops = append(cp.Stops, cs)
 		}
-		page = append(page, cp)
 	}
 	if htmlFile == "" {
 		return ExitOK

@@ -33,7 +33,7 @@ func runFlags() (*flag.FlagSet, *runOptions) {
 	o := &runOptions{}
 	fs := newFlagSet("run")
 	fs.StringVar(&o.subject, "subject", "", "run only this subject (default: every subject the scenario's expectations name; bellerophon for --random)")
-	fs.StringVar(&o.out, "out", "out", "folder for traces, plans, reports, index.html and junit.xml (\"\" writes nothing)")
+	fs.StringVar(&o.out, "out", "out", "folder for traces, plans, reports, index.html, course.html and junit.xml (\"\" writes nothing)")
 	fs.IntVar(&o.random, "random", 0, "run N random plans instead of scenarios (a failed invariant is unexpected; sync-soundness verdicts are reported as measurements)")
 	fs.Uint64Var(&o.seed, "seed", 1, "with --random, the first plan's generator seed: the plans random-SEED ... random-SEED+N-1 are drawn from seeds SEED, SEED+1... (the same seed gives the same plan; each plan has its own fault seed)")
 	fs.IntVar(&o.parallel, "parallel", runtime.GOMAXPROCS(0), "runs at a time")
