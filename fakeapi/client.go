@@ -343,6 +343,8 @@ func (c *Client) watch(ctx context.Context, gvr schema.GroupVersionResource, ns 
 			gvk := gvr.GroupVersion().WithKind(r.Kind)
 			w.convert = func(obj runtime.Object) runtime.Object { return toUnstructured(obj, gvk) }
 		}
+	} else {
+		w.convert = s.typedWatchConvert(gvr, w.convert)
 	}
 	w.lastQueuedRV, w.startRV = startRV, startRV
 	s.watchers = append(s.watchers, w)

@@ -192,6 +192,20 @@ func (d *DynamicClient) IsWatchListSemanticsUnSupported() bool { return false }
 
 // react returns a reaction that serves a fake client's actions.
 func (c *Client) react(unstructuredWatch bool) clienttesting.ReactionFunc {
+	react := c.reactUntyped(unstructuredWatch)
+	return func(action clienttesting.Action) (bool, runtime.Object, error) {
+		handled, obj, err := react(action)
+		if err == nil && obj != nil {
+			// A typed client of a kind served unstructured (RegisterCRD of
+			// a kind client-go knows) gets its Go type, not a panic.
+			obj, err = c.s.asTypedForScheme(obj)
+		}
+		return handled, obj, err
+	}
+}
+
+// reactUntyped is react's reaction before asTypedForScheme.
+func (c *Client) reactUntyped(unstructuredWatch bool) clienttesting.ReactionFunc {
 	return func(action clienttesting.Action) (bool, runtime.Object, error) {
 		ctx := context.Background()
 		gvr, ns := action.GetResource(), action.GetNamespace()

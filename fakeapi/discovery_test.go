@@ -54,14 +54,14 @@ func TestDiscoveryAnswersAsClientGosFake(t *testing.T) {
 		t.Errorf("ServerGroupsAndResources = %v %v %v; client-go's fake: %v %v %v", gotG, gotR, err, wantG, wantR, werr)
 	}
 
-	for _, gv := range []string{"v1", "lab.example.com/v1", "apps/v1"} {
+	for _, gv := range []string{"v1", "lab.example.com/v1", "apps/v1", "policy/v1"} {
 		got, err := cs.Discovery().ServerResourcesForGroupVersion(gv)
 		want, werr := ref.Discovery().ServerResourcesForGroupVersion(gv)
 		if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(err, werr) {
 			t.Errorf("ServerResourcesForGroupVersion(%q) = %v, %v; client-go's fake: %v, %v", gv, got, err, want, werr)
 		}
 	}
-	if _, err := cs.Discovery().ServerResourcesForGroupVersion("apps/v1"); !apierrors.IsNotFound(err) {
+	if _, err := cs.Discovery().ServerResourcesForGroupVersion("policy/v1"); !apierrors.IsNotFound(err) {
 		t.Errorf("an unserved group version: err %v, want 404 NotFound as from kube-apiserver", err)
 	}
 

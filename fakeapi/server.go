@@ -108,6 +108,11 @@ type Options struct {
 	// minute). Such watches with a timeout also get one 2 s before it, as
 	// kube-apiserver sends. Negative: no bookmarks at all.
 	BookmarkInterval time.Duration
+	// NamespaceLifecycle refuses creates in namespaces that do not exist
+	// (404), as kube-apiserver's admission does. Off by default: the lab's
+	// plans and subjects use namespaces without creating them; `cachelab
+	// serve` turns it on.
+	NamespaceLifecycle bool
 }
 
 // DefaultBookmarkInterval is the period of bookmarks when
@@ -163,7 +168,7 @@ func NewServer(opts Options) *Server {
 		s.bookmarkInterval = DefaultBookmarkInterval
 	}
 	s.encoder = json.NewSerializerWithOptions(json.DefaultMetaFactory, s.scheme, s.scheme, json.SerializerOptions{})
-	s.st = store.New(store.Options{Clock: s.clock, HistoryWindow: opts.HistoryWindow, Scheme: s.scheme})
+	s.st = store.New(store.Options{Clock: s.clock, HistoryWindow: opts.HistoryWindow, Scheme: s.scheme, NamespaceLifecycle: opts.NamespaceLifecycle})
 	return s
 }
 

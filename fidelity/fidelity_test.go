@@ -30,7 +30,8 @@ func runOnFake(t *testing.T, c Case) ([]Answer, error) {
 		runErr error
 	)
 	synctest.Test(t, func(t *testing.T) {
-		srv, err := NewFakeServer(fakeapi.Options{})
+		// NamespaceLifecycle on, as `cachelab serve` runs it.
+		srv, err := NewFakeServer(fakeapi.Options{NamespaceLifecycle: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -165,6 +165,10 @@ func TestRunWithNamespaceWatchesAndReconcilesOnlyThatNamespace(t *testing.T) {
 	}
 	defer cms.Stop()
 	for _, ns := range []string{"other", "team"} {
+		// serve refuses creates in a missing namespace, as kube-apiserver does.
+		if _, err := kube.CoreV1().Namespaces().Create(bg, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 		obj := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": v1alpha1.SchemeGroupVersion.String(), "kind": v1alpha1.Kind,
 			"metadata": map[string]any{"name": "app"},

@@ -117,6 +117,13 @@ var shortNames = map[schema.GroupVersionResource][]string{
 	{Version: "v1", Resource: "pods"}:                           {"po"},
 	{Version: "v1", Resource: "events"}:                         {"ev"},
 	{Group: "events.k8s.io", Version: "v1", Resource: "events"}: {"ev"},
+	{Version: "v1", Resource: "nodes"}:                          {"no"},
+	{Version: "v1", Resource: "services"}:                       {"svc"},
+	{Version: "v1", Resource: "serviceaccounts"}:                {"sa"},
+	{Group: "apps", Version: "v1", Resource: "deployments"}:     {"deploy"},
+	{Group: "apps", Version: "v1", Resource: "replicasets"}:     {"rs"},
+	{Group: "apps", Version: "v1", Resource: "statefulsets"}:    {"sts"},
+	{Group: "apps", Version: "v1", Resource: "daemonsets"}:      {"ds"},
 }
 
 // shortNamesOf returns a resource's short names: a CRD's own, else
@@ -140,8 +147,17 @@ func categoriesOf(res fakeapi.ResourceInfo) []string {
 // builtinCategories are kube-apiserver's categories for the built-in
 // resources served (`kubectl get all` lists pods).
 var builtinCategories = map[schema.GroupVersionResource][]string{
-	{Version: "v1", Resource: "pods"}: {"all"},
+	{Version: "v1", Resource: "pods"}:                        {"all"},
+	{Version: "v1", Resource: "services"}:                    {"all"},
+	{Group: "apps", Version: "v1", Resource: "deployments"}:  {"all"},
+	{Group: "apps", Version: "v1", Resource: "replicasets"}:  {"all"},
+	{Group: "apps", Version: "v1", Resource: "statefulsets"}: {"all"},
+	{Group: "apps", Version: "v1", Resource: "daemonsets"}:   {"all"},
+	{Group: "batch", Version: "v1", Resource: "jobs"}:        {"all"},
 }
+
+// scaleKind is the kind the scale subresource answers.
+var scaleKind = &metav1.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}
 
 // apiResourceList is the /api/v1 or /apis/G/V document.
 func (h *handler) apiResourceList(gv schema.GroupVersion, resources []fakeapi.ResourceInfo) *metav1.APIResourceList {
@@ -161,6 +177,16 @@ func (h *handler) apiResourceList(gv schema.GroupVersion, resources []fakeapi.Re
 				Name:       res.GVR.Resource + "/status",
 				Namespaced: res.Namespaced,
 				Kind:       res.Kind,
+				Verbs:      statusVerbs,
+			})
+		}
+		if h.srv.HasScale(res.GVR) {
+			list.APIResources = append(list.APIResources, metav1.APIResource{
+				Name:       res.GVR.Resource + "/scale",
+				Namespaced: res.Namespaced,
+				Group:      scaleKind.Group,
+				Version:    scaleKind.Version,
+				Kind:       scaleKind.Kind,
 				Verbs:      statusVerbs,
 			})
 		}
@@ -216,6 +242,9 @@ func (h *handler) aggregatedDiscovery(core bool) *apidiscoveryv2.APIGroupDiscove
 		}
 		if res.HasStatus {
 			rd.Subresources = []apidiscoveryv2.APISubresourceDiscovery{{Subresource: "status", ResponseKind: kind, Verbs: statusVerbs}}
+		}
+		if h.srv.HasScale(res.GVR) {
+			rd.Subresources = append(rd.Subresources, apidiscoveryv2.APISubresourceDiscovery{Subresource: "scale", ResponseKind: scaleKind, Verbs: statusVerbs})
 		}
 		byGV[k] = append(byGV[k], rd)
 	}

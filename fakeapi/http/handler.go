@@ -46,6 +46,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	nethttp "net/http"
 	"strconv"
 	"strings"
@@ -277,7 +278,7 @@ func (h *handler) serveGroupVersion(w nethttp.ResponseWriter, r *nethttp.Request
 	}
 	if len(rest) == 3 {
 		req.sub = rest[2]
-		if req.sub != "status" || !req.res.HasStatus {
+		if !(req.sub == "status" && req.res.HasStatus) && !(req.sub == "scale" && h.srv.HasScale(req.res.GVR)) {
 			h.writeError(w, r, notFound())
 			return
 		}
@@ -313,6 +314,10 @@ func (h *handler) serveResource(w nethttp.ResponseWriter, req *request) {
 	ctx := r.Context()
 	gr := req.gvr.GroupResource()
 	collection := req.name == ""
+	if req.sub == "scale" {
+		h.serveScale(w, req)
+		return
+	}
 	switch r.Method {
 	case nethttp.MethodGet:
 		if collection {
@@ -460,6 +465,10 @@ func (h *handler) serveResource(w nethttp.ResponseWriter, req *request) {
 				h.respond(w, req, code, out, nil)
 				return
 			}
+		}
+		if err == nil && out != nil && h.srv.ReturnsDeletedObject(req.gvr) {
+			h.respond(w, req, nethttp.StatusOK, out, nil)
+			return
 		}
 		h.respondStatusSuccess(w, req, types.UID(uidOf(out)), err)
 	default:
@@ -768,4 +777,62 @@ func methodNotAllowed(gr schema.GroupResource, verb string) error {
 	err := apierrors.NewMethodNotSupported(gr, verb)
 	err.ErrStatus.Details = nil
 	return err
+}
+
+// serveScale answers the scale subresource (autoscaling/v1 Scale) of
+// Deployments, ReplicaSets and StatefulSets: get, update and patch.
+func (h *handler) serveScale(w nethttp.ResponseWriter, req *request) {
+	r := req.r
+	ctx := r.Context()
+	var (
+		out *autoscalingv1.Scale
+		err error
+	)
+	switch r.Method {
+	case nethttp.MethodGet:
+		out, err = req.client.GetScale(ctx, req.gvr, req.ns, req.name)
+	case nethttp.MethodPut:
+		var opts metav1.UpdateOptions
+		if qerr := decodeQuery(r, &opts); qerr != nil {
+			h.writeError(w, r, qerr)
+			return
+		}
+		body, berr := readBody(r)
+		if berr != nil {
+			h.writeError(w, r, berr)
+			return
+		}
+		var sc autoscalingv1.Scale
+		if _, _, derr := scheme.Codecs.UniversalDeserializer().Decode(body, nil, &sc); derr != nil {
+			h.writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("the body is not an autoscaling/v1 Scale: %v", derr)))
+			return
+		}
+		if sc.Name != "" && sc.Name != req.name {
+			h.writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", sc.Name, req.name)))
+			return
+		}
+		sc.Name = req.name
+		out, err = req.client.UpdateScale(ctx, req.gvr, req.ns, &sc, opts)
+	case nethttp.MethodPatch:
+		var opts metav1.PatchOptions
+		if qerr := decodeQuery(r, &opts); qerr != nil {
+			h.writeError(w, r, qerr)
+			return
+		}
+		body, berr := readBody(r)
+		if berr != nil {
+			h.writeError(w, r, berr)
+			return
+		}
+		out, err = req.client.PatchScale(ctx, req.gvr, req.ns, req.name, types.PatchType(mediaTypeOf(r.Header.Get("Content-Type"))), body, opts)
+	default:
+		h.writeError(w, r, methodNotAllowed(schema.GroupResource{Group: req.gvr.Group, Resource: req.gvr.Resource + "/scale"}, strings.ToLower(r.Method)))
+		return
+	}
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	out.TypeMeta = metav1.TypeMeta{Kind: "Scale", APIVersion: "autoscaling/v1"}
+	h.writeObject(w, req, nethttp.StatusOK, out)
 }

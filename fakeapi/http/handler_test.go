@@ -233,6 +233,9 @@ func testDiscovery(t *testing.T, legacy bool) {
 			if r.HasStatus {
 				want = append(want, r.GVR.GroupVersion().String()+" "+r.GVR.Resource+"/status")
 			}
+			if e.srv.HasScale(r.GVR) {
+				want = append(want, r.GVR.GroupVersion().String()+" "+r.GVR.Resource+"/scale")
+			}
 		}
 		slices.Sort(got)
 		slices.Sort(want)

@@ -118,8 +118,13 @@ type Options struct {
 	KubeletReadyAfter time.Duration
 	// Server options for the fakeapi.Server Serve creates (Hooks is
 	// replaced by the live fault profile; Observer, if set, receives every
-	// observation after the metrics do: record the trace there). Optional.
+	// observation after the metrics do: record the trace there;
+	// NamespaceLifecycle is set unless AllowMissingNamespaces). Optional.
 	Server fakeapi.Options
+	// AllowMissingNamespaces turns NamespaceLifecycle off: creates in a
+	// namespace that does not exist succeed (kube-apiserver answers 404,
+	// and so does serve by default).
+	AllowMissingNamespaces bool
 	// Logger logs requests (debug), admin actions and shutdown (info).
 	// Optional; default discards.
 	Logger *slog.Logger
@@ -196,6 +201,7 @@ func Serve(ctx context.Context, opts Options) (*Running, error) {
 	}
 	sopts := opts.Server
 	sopts.Hooks = hooks
+	sopts.NamespaceLifecycle = !opts.AllowMissingNamespaces
 	mets := newMetrics(sopts.Observer)
 	sopts.Observer = mets
 	api := fakeapi.NewServer(sopts)

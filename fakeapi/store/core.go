@@ -38,6 +38,8 @@ type Store struct {
 	// uidSeq and nameSeq make UIDs and generated names deterministic.
 	uidSeq  int64
 	nameSeq int64
+	// nsLifecycle is Options.NamespaceLifecycle.
+	nsLifecycle bool
 
 	// dependents indexes objects by the UIDs of their owners.
 	dependents map[types.UID]map[objRef]struct{}
@@ -86,14 +88,15 @@ func (h *histEntry) event(rv int64) Event {
 // It panics if the scheme lacks one of them (a programming error).
 func New(opts Options) *Store {
 	s := &Store{
-		clock:      opts.Clock,
-		window:     opts.HistoryWindow,
-		scheme:     opts.Scheme,
-		rv:         1,
-		compacted:  1,
-		res:        map[schema.GroupVersionResource]*resState{},
-		byGK:       map[schema.GroupKind]*resState{},
-		dependents: map[types.UID]map[objRef]struct{}{},
+		clock:       opts.Clock,
+		window:      opts.HistoryWindow,
+		scheme:      opts.Scheme,
+		rv:          1,
+		compacted:   1,
+		res:         map[schema.GroupVersionResource]*resState{},
+		byGK:        map[schema.GroupKind]*resState{},
+		dependents:  map[types.UID]map[objRef]struct{}{},
+		nsLifecycle: opts.NamespaceLifecycle,
 	}
 	if s.clock == nil {
 		s.clock = clock.RealClock{}
@@ -118,10 +121,12 @@ func New(opts Options) *Store {
 				Namespaced: b.namespaced,
 				HasStatus:  b.hasStatus,
 			},
-			gvk:    b.gvk,
-			rules:  b.rules,
-			typed:  true,
-			goType: reflect.TypeOf(proto),
+			gvk:           b.gvk,
+			rules:         b.rules,
+			scale:         b.scale,
+			typed:         true,
+			returnDeleted: b.returnDeleted,
+			goType:        reflect.TypeOf(proto),
 		}
 		if _, err := s.scheme.New(b.gvk.GroupVersion().WithKind(r.ListKind)); err != nil {
 			panic(fmt.Sprintf("store: the scheme does not know %s: %v", r.ListKind, err))

@@ -152,3 +152,16 @@ func (s *Store) keysIn(r *resState, ns string) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// errIfNamespaceMissing is NamespaceLifecycle admission's refusal of a
+// create in a namespace that does not exist (with
+// Options.NamespaceLifecycle): 404 NotFound naming the namespace.
+func (s *Store) errIfNamespaceMissing(r *resState, ns string) error {
+	if !s.nsLifecycle || !r.Namespaced || ns == "" {
+		return nil
+	}
+	if _, ok := s.res[coreNamespaces].objects[objectKey("", ns)]; ok {
+		return nil
+	}
+	return apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, ns)
+}

@@ -41,6 +41,9 @@ type kindRules struct {
 	defaults func(obj runtime.Object)
 	// validate checks required fields of the kind.
 	validate func(obj runtime.Object) field.ErrorList
+	// prepareUpdate adjusts an updated object from the stored one (the
+	// strategy's PrepareForUpdate), before validation.
+	prepareUpdate func(obj, old runtime.Object)
 	// withUID completes a new object once its UID is set (the job
 	// strategy's generated selector).
 	withUID func(obj runtime.Object)
@@ -60,7 +63,10 @@ type builtin struct {
 	// scale is true for kinds with a scale subresource (autoscaling/v1
 	// Scale over spec.replicas).
 	scale bool
-	rules kindRules
+	// returnDeleted is the registry's ReturnDeletedObject: a delete
+	// answers the object, not a Status.
+	returnDeleted bool
+	rules         kindRules
 }
 
 // builtins are the resources New serves. Their Go types, list types and
@@ -263,6 +269,10 @@ type resState struct {
 	rules kindRules
 	// typed is true for built-ins served as their Go types.
 	typed bool
+	// scale is true when the resource has a scale subresource.
+	scale bool
+	// returnDeleted: a delete answers the deleted object.
+	returnDeleted bool
 	// goType is the Go type of a typed resource's objects (a pointer).
 	goType reflect.Type
 	// registryPrefix is the etcd key prefix kube-apiserver would use, for

@@ -36,8 +36,8 @@
 // decoded took 4.5x) and holds no pointers for the garbage collector to
 // scan; BenchmarkStoreSync measures it.
 //
-// Not modelled: namespace existence and termination (objects may be created
-// in any namespace; deleting a namespace deletes only the namespace),
+// Not modelled: namespace existence unless Options.NamespaceLifecycle
+// (objects may be created in any namespace),
 // graceful deletion of pods (pods go at once, as unscheduled pods do),
 // shared storage of core/v1 and events.k8s.io/v1 Events (two separate
 // resources here), server-side apply (415), managedFields. Dry runs
@@ -78,6 +78,12 @@ type Options struct {
 	// Scheme knows the Go types of the built-in kinds. Optional; default
 	// client-go's scheme.Scheme. It must know core/v1 and events.k8s.io/v1.
 	Scheme *runtime.Scheme
+	// NamespaceLifecycle refuses a create in a namespace that does not
+	// exist (404 NotFound naming the namespace), as kube-apiserver's
+	// NamespaceLifecycle admission plugin does. Off by default: the lab's
+	// plans use namespaces without creating them. A terminating namespace
+	// refuses creates (403) either way.
+	NamespaceLifecycle bool
 }
 
 // Resource describes one served resource.

@@ -168,6 +168,10 @@ func (s *Store) Create(gvr schema.GroupVersionResource, ns string, obj runtime.O
 	if err := ensureNamespace(r, requestNamespace(r, ns), m); err != nil {
 		return nil, nil, err
 	}
+	// Admission (NamespaceLifecycle) runs before the registry validates.
+	if err := s.errIfNamespaceMissing(r, m.GetNamespace()); err != nil {
+		return nil, nil, err
+	}
 	if m.GetGenerateName() != "" && m.GetName() == "" {
 		m.SetName(s.generateName(m.GetGenerateName()))
 	}
@@ -352,6 +356,9 @@ func (s *Store) update(r *resState, key string, o, old runtime.Object, sub, verb
 	}
 	m.SetManagedFields(nil)
 	m.SetSelfLink("")
+	if r.rules.prepareUpdate != nil && sub == "" {
+		r.rules.prepareUpdate(o, old)
+	}
 	if r.rules.generation && sub != "status" && specChanged(r, old, o) {
 		m.SetGeneration(oldM.GetGeneration() + 1)
 	}
