@@ -3,6 +3,7 @@ package invariants
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -149,6 +150,37 @@ func lastCaches(tr *sim.Trace, subj map[string]bool) []sim.Record {
 	return out
 }
 
+// firstDiffKey returns the first key (in order) whose state differs between
+// the server's objects (those keep accepts) and a cache's.
+func firstDiffKey(server, cache []sim.ObjectState, keep func(sim.ObjectState) bool) (key, bool) {
+	want := map[key]string{}
+	for _, o := range server {
+		if keep(o) {
+			want[stateKey(o)] = fmt.Sprintf("%s@%d", o.UID, o.RV)
+		}
+	}
+	got := map[key]string{}
+	for _, o := range cache {
+		got[stateKey(o)] = fmt.Sprintf("%s@%d", o.UID, o.RV)
+	}
+	var diff []key
+	for k, v := range want {
+		if got[k] != v {
+			diff = append(diff, k)
+		}
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			diff = append(diff, k)
+		}
+	}
+	if len(diff) == 0 {
+		return key{}, false
+	}
+	slices.SortFunc(diff, func(a, b key) int { return strings.Compare(a.String(), b.String()) })
+	return diff[0], true
+}
+
 // stateView maps key -> "uid@rv" for a snapshot, the comparison the
 // convergence check makes.
 func stateView(objs []sim.ObjectState, keep func(sim.ObjectState) bool) map[string]string {
@@ -193,6 +225,11 @@ func eventualConvergence(tr *sim.Trace, opts Options) Verdict {
 			v := fail(name, withFaultNote(tr, fmt.Sprintf("cache %q of %s (%s) does not equal the server's final state: %d object(s) on the server, %d in the cache",
 				c.Handler, c.Actor, sc, len(want), len(got))), c.Pos, final.Pos)
 			v.Detail = "cache vs server (-server +cache):\n" + diff
+			if k, ok := firstDiffKey(final.Objects, c.Objects, sc.has); ok {
+				if at, trig := missedChange(tr, subj, k, c.Pos); at >= 0 {
+					v = v.at(at, trig)
+				}
+			}
 			return v
 		}
 	}
@@ -211,7 +248,11 @@ func eventualConvergence(tr *sim.Trace, opts Options) Verdict {
 			if why == "" {
 				why = "no reason given"
 			}
-			return fail(name, withFaultNote(tr, fmt.Sprintf("the subject's desired state did not hold at the end of the run (%s)", why)), last.Pos)
+			v := fail(name, withFaultNote(tr, fmt.Sprintf("the subject's desired state did not hold at the end of the run (%s)", why)), last.Pos)
+			if at, trig, ok := stuckAt(tr, subj); ok {
+				v = v.at(at, trig)
+			}
+			return v
 		}
 		settled, settledPos = last.At.D(), last.Pos
 	}

@@ -121,8 +121,17 @@ func finalizers(tr *sim.Trace, opts Options) Verdict {
 				if ok {
 					pos = append([]int{since}, pos...)
 				}
-				return fail(name, fmt.Sprintf("%s was left terminating at the end of the run with the subject's finalizer %q: the subject never finished its cleanup and removed it",
+				v := fail(name, fmt.Sprintf("%s was left terminating at the end of the run with the subject's finalizer %q: the subject never finished its cleanup and removed it",
 					stateKey(o), f), pos...)
+				if ok {
+					// The mark: the subject's last reconcile of the key after
+					// it became terminating, where it should have removed its
+					// finalizer; the delete is the trigger.
+					if rc := lastReconcileOf(tr, subj, stateKey(o), since); rc >= 0 {
+						v = v.at(rc, since)
+					}
+				}
+				return v
 			}
 		}
 	}
@@ -144,12 +153,61 @@ func finalizers(tr *sim.Trace, opts Options) Verdict {
 				if tr.Outcome != "quiet" && tr.End.D()-recAt(tr, pos).At.D() < opts.Bound {
 					continue
 				}
-				return fail(name, fmt.Sprintf("the subject's external store %q still holds %s for the object with UID %s, which was deleted at position %d: the finalizer's cleanup was skipped",
+				v := fail(name, fmt.Sprintf("the subject's external store %q still holds %s for the object with UID %s, which was deleted at position %d: the finalizer's cleanup was skipped",
 					c.Handler, stateKey(e), e.UID, pos), c.Pos, pos)
+				return v.at(cleanupSkippedAt(tr, subj, e.UID, pos))
 			}
 		}
 	}
 	return pass(name, fmt.Sprintf("the subject's %d finalizer(s) were all removed from deleted objects, and none of its %d owned create(s) was under a terminating owner", len(ours), ownedCreates))
+}
+
+// cleanupSkippedAt marks a skipped finalizer cleanup of the object with
+// uid, removed at position removed: the subject's first handler call for
+// the object's key after the removal (it was told, however disguised, and
+// did not clean up), else its last write of the object between its delete
+// and its removal, else the delete itself; the delete is the trigger when
+// it is not the mark.
+func cleanupSkippedAt(tr *sim.Trace, subj map[string]bool, uid string, removed int) (at, trigger int) {
+	del := -1
+	at = removed
+	k := recKey(recAt(tr, removed))
+	for _, r := range tr.Records {
+		if r.Pos > removed {
+			if r.Kind == sim.RecHandler && subj[r.Actor] && recKey(r) == k {
+				at = r.Pos
+				break
+			}
+			continue
+		}
+		if r.Kind != sim.RecWrite || r.UID != uid {
+			continue
+		}
+		if del < 0 && r.Verb == "delete" {
+			del, at = r.Pos, r.Pos
+			continue
+		}
+		if del >= 0 && subj[r.Actor] && !r.ByGC {
+			at = r.Pos
+		}
+	}
+	if del < 0 || del == at {
+		return at, -1
+	}
+	return at, del
+}
+
+// lastReconcileOf returns the position of the subject's last reconcile
+// (start or end) of the object of key k after position from, or -1.
+func lastReconcileOf(tr *sim.Trace, subj map[string]bool, k key, from int) int {
+	want := k.Namespace + "/" + k.Name
+	last := -1
+	for _, r := range tr.Records {
+		if r.Pos > from && r.Kind == sim.RecReconcile && subj[r.Actor] && r.Key == want {
+			last = r.Pos
+		}
+	}
+	return last
 }
 
 // externalSnapshots returns the last snapshot of each subject store that

@@ -3,6 +3,7 @@ package invariants
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -315,9 +316,33 @@ func unknown(name, reason string) Verdict {
 	return Verdict{Invariant: name, Status: Unknown, Reason: reason}
 }
 
+// fail builds a failed verdict citing pos; the first is where the
+// evidence departs (At) unless the caller sets At (see at).
 func fail(name, reason string, pos ...int) Verdict {
-	return Verdict{Invariant: name, Status: Fail, Reason: reason, Positions: pos}
+	v := Verdict{Invariant: name, Status: Fail, Reason: reason, Positions: pos}
+	if len(pos) > 0 {
+		v.At = ptr(pos[0])
+	}
+	return v
 }
+
+// at sets v's At (and adds it to Positions when missing) and, when
+// trigger >= 0, its Trigger.
+func (v Verdict) at(pos, trigger int) Verdict {
+	v.At = ptr(pos)
+	if !slices.Contains(v.Positions, pos) {
+		v.Positions = append([]int{pos}, v.Positions...)
+	}
+	if trigger >= 0 {
+		v.Trigger = ptr(trigger)
+		if !slices.Contains(v.Positions, trigger) {
+			v.Positions = append(v.Positions, trigger)
+		}
+	}
+	return v
+}
+
+func ptr(i int) *int { return &i }
 
 // recAt returns the record at position pos (Records[i].Pos == i by the
 // Trace contract; a trace that breaks it is searched).

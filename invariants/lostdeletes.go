@@ -59,8 +59,12 @@ func noLostDeletes(tr *sim.Trace, opts Options) Verdict {
 	for _, c := range caches {
 		for _, o := range c.Objects {
 			if pos, ok := gone(o.UID); ok {
-				return fail(name, withFaultNote(tr, fmt.Sprintf("cache %q of %s still holds %s (UID %s), which the server deleted: the deletion never reached the cache",
+				v := fail(name, withFaultNote(tr, fmt.Sprintf("cache %q of %s still holds %s (UID %s), which the server deleted: the deletion never reached the cache",
 					c.Handler, c.Actor, stateKey(o), o.UID)), c.Pos, pos)
+				if h := subjectHeard(tr, subj, stateKey(o), pos); h >= 0 {
+					return v.at(h, pos)
+				}
+				return v.at(pos, -1)
 			}
 		}
 	}
@@ -68,8 +72,9 @@ func noLostDeletes(tr *sim.Trace, opts Options) Verdict {
 		view := views[id]
 		for _, k := range sortedKeys(view) {
 			if pos, ok := gone(view[k].uid); ok {
-				return fail(name, withFaultNote(tr, fmt.Sprintf("handler %q of %s was never told that %s (UID %s) was deleted: its last event for it was an add or update",
+				v := fail(name, withFaultNote(tr, fmt.Sprintf("handler %q of %s was never told that %s (UID %s) was deleted: its last event for it was an add or update",
 					id.handler, id.actor, k, view[k].uid)), view[k].pos, pos)
+				return v.at(pos, -1)
 			}
 		}
 	}

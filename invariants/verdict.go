@@ -28,11 +28,32 @@ type Verdict struct {
 	Positions []int `json:"positions,omitempty"`
 	// Detail, optional, is a longer explanation (a cache-vs-server diff).
 	Detail string `json:"detail,omitempty"`
+	// At, on a Fail, is the position of the first record where the
+	// invariant's own evidence departs from what it must be: the step that
+	// broke it (a handler dropping a tombstone, a duplicate create, the
+	// subject's write that reverted another's change), which a report
+	// marks as the first failure. Nil when unset; see Mark.
+	At *int `json:"at,omitempty"`
+	// Trigger, optional on a Fail, is the position of what set the failure
+	// in motion (the user's delete, a fault), shown as context.
+	Trigger *int `json:"trigger,omitempty"`
 	// Measurement is true for a verdict that measures a definition of
 	// "synced" (sync-soundness/...) rather than judging the subject: its
 	// Fail means "this definition claimed sync too early" (unsound), never
 	// that the run failed. See IsMeasurement.
 	Measurement bool `json:"measurement,omitempty"`
+}
+
+// Mark returns the position a report marks as v's first failure: At when
+// set, else the first of Positions; -1 when v cites none.
+func (v Verdict) Mark() int {
+	if v.At != nil {
+		return *v.At
+	}
+	if len(v.Positions) > 0 {
+		return v.Positions[0]
+	}
+	return -1
 }
 
 // IsMeasurement reports whether the invariant named name measures a

@@ -39,7 +39,11 @@ type jsonVerdict struct {
 	Measurement bool   `json:"measurement,omitempty"`
 	Reason      string `json:"reason"`
 	Positions   []int  `json:"positions,omitempty"`
-	Detail      string `json:"detail,omitempty"`
+	// At is where the evidence departs (the first failure); Trigger what
+	// set it in motion.
+	At      *int   `json:"at,omitempty"`
+	Trigger *int   `json:"trigger,omitempty"`
+	Detail  string `json:"detail,omitempty"`
 }
 
 // JSON writes run's verdicts as an indented JSON document for CI: version,
@@ -70,7 +74,7 @@ func JSON(w io.Writer, run Run) error {
 	for _, v := range run.Verdicts {
 		doc.Verdicts = append(doc.Verdicts, jsonVerdict{
 			Invariant: v.Invariant, Status: v.Label(), Measurement: v.Measurement || invariants.IsMeasurement(v.Invariant), Reason: v.Reason,
-			Positions: v.Positions, Detail: v.Detail,
+			Positions: v.Positions, At: v.At, Trigger: v.Trigger, Detail: v.Detail,
 		})
 	}
 	var b bytes.Buffer

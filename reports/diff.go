@@ -31,6 +31,13 @@ type failureView struct {
 	Caches []cacheDiff
 	// Note says why there is no comparison, when there is none.
 	Note string
+	// What says in words what the marked record is ("handler pods of
+	// bellerophon: DELETED default/web-1 (tombstone)").
+	What string
+	// TriggerPos, TriggerAt and TriggerWhat name what set the failure in
+	// motion (Verdict.Trigger); TriggerPos is -1 when there is none.
+	TriggerPos             int
+	TriggerAt, TriggerWhat string
 	// Measurement is true when no property failed and the view shows the
 	// first unsound claim of a definition of "synced" instead.
 	Measurement bool
@@ -63,6 +70,19 @@ func objKey(resource, ns, name string) string {
 	return shortResource(resource) + " " + ns + "/" + name
 }
 
+// FirstFailure returns the trace position a report marks as the first
+// failure of a run and the invariant it belongs to: among the failed
+// properties, the earliest Verdict.Mark (where an invariant's own evidence
+// departs from what it must be); a measurement only when no property
+// failed. pos is -1 when nothing failed.
+func FirstFailure(t *sim.Trace, vs []invariants.Verdict) (pos int, invariant string) {
+	fv := firstFailure(t, vs)
+	if fv == nil {
+		return -1, ""
+	}
+	return fv.Pos, fv.Invariant
+}
+
 // firstFailure finds the first failure: the failed verdict whose most
 // telling position (its first) comes earliest in the trace, among the
 // properties of the subject when one failed (a sync-soundness verdict
@@ -82,17 +102,28 @@ func firstFailure(t *sim.Trace, vs []invariants.Verdict) *failureView {
 		if v.Status != invariants.Fail || (propertyFailed && isMeasurement(v.Invariant)) {
 			continue
 		}
-		first := -1 // the most telling position: the verdict's first valid one
-		for _, p := range v.Positions {
-			if p >= 0 && p < len(t.Records) {
-				first = p
-				break
+		// The marked position: where the verdict's own evidence departs
+		// (Verdict.At), else its first valid position.
+		first := -1
+		if m := v.Mark(); m >= 0 && m < len(t.Records) {
+			first = m
+		} else {
+			for _, p := range v.Positions {
+				if p >= 0 && p < len(t.Records) {
+					first = p
+					break
+				}
 			}
 		}
 		if fv == nil || (first >= 0 && (fv.Pos < 0 || first < fv.Pos)) {
-			fv = &failureView{Invariant: v.Invariant, Pos: first, Reason: v.Reason, Detail: v.Detail, Measurement: !propertyFailed}
+			fv = &failureView{Invariant: v.Invariant, Pos: first, Reason: v.Reason, Detail: v.Detail, Measurement: !propertyFailed, TriggerPos: -1}
 			if first >= 0 {
 				fv.At = t.Records[first].At.String()
+				fv.What = describeRecord(&t.Records[first])
+			}
+			if v.Trigger != nil && *v.Trigger >= 0 && *v.Trigger < len(t.Records) && *v.Trigger != first {
+				tr := &t.Records[*v.Trigger]
+				fv.TriggerPos, fv.TriggerAt, fv.TriggerWhat = tr.Pos, tr.At.String(), describeRecord(tr)
 			}
 		}
 	}
@@ -189,6 +220,46 @@ func firstFailure(t *sim.Trace, vs []invariants.Verdict) *failureView {
 // "synced" (sync-soundness/...) rather than a property of the subject.
 func isMeasurement(invariant string) bool {
 	return strings.HasPrefix(invariant, invariants.NameSyncSoundnessPrefix)
+}
+
+// describeRecord says in words what a record is, for the first-failure
+// card: "handler of bellerophon: DELETED pods default/web-1 (tombstone)".
+func describeRecord(r *sim.Record) string {
+	obj := ""
+	if r.Name != "" {
+		obj = " " + objKey(r.Resource, r.Namespace, r.Name)
+	} else if r.Key != "" {
+		obj = " " + r.Key
+	}
+	var s string
+	switch r.Kind {
+	case sim.RecWrite:
+		s = fmt.Sprintf("%s by %s%s (RV %d)", r.Verb, r.Actor, obj, r.RV)
+	case sim.RecRequest:
+		s = fmt.Sprintf("%s request of %s%s answered %d", r.Verb, r.Actor, obj, r.Code)
+	case sim.RecHandler:
+		s = fmt.Sprintf("handler call of %s: %s%s", r.Actor, r.EventType, obj)
+		if r.Tombstone {
+			s += " (a tombstone)"
+		}
+	case sim.RecSent, sim.RecDelivered:
+		s = fmt.Sprintf("watch event %s to %s: %s%s", r.Kind, r.Actor, r.EventType, obj)
+	case sim.RecReconcile:
+		s = fmt.Sprintf("reconcile %s of %s by %s", r.Op, r.Key, r.Actor)
+		if r.Result != "" {
+			s += ": " + r.Result
+		}
+	case sim.RecSignal:
+		s = fmt.Sprintf("%s of %s flips to %v", r.Signal, r.Actor, r.Value)
+	case sim.RecStep:
+		s = fmt.Sprintf("plan step %d: %s %s%s", r.Step, r.Actor, r.Op, obj)
+	default:
+		s = fmt.Sprintf("%s record of %s%s", r.Kind, nameOr(r.Actor, "the run"), obj)
+	}
+	if r.Detail != "" && r.Kind != sim.RecCache {
+		s += " · " + r.Detail
+	}
+	return s
 }
 
 // cacheResources returns the resources (without group) a cache snapshot

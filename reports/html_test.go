@@ -435,3 +435,22 @@ func TestTheReportListsFailuresFirstAndMeasurementsLast(t *testing.T) {
 		last = i
 	}
 }
+
+func TestTheFirstFailureIsWhereTheEvidenceDepartsWithItsTriggerAsContext(t *testing.T) {
+	run := fixtureFailing()
+	at, trig := 22, 20
+	run.Verdicts[0].At, run.Verdicts[0].Trigger = &at, &trig
+	if pos, inv := FirstFailure(run.Trace, run.Verdicts); pos != 22 || inv != "convergence" {
+		t.Errorf("FirstFailure = %d %s, want 22 convergence (Verdict.At, not the trigger at 20)", pos, inv)
+	}
+	var h bytes.Buffer
+	if err := HTML(&h, run); err != nil {
+		t.Fatal(err)
+	}
+	s := h.String()
+	for _, want := range []string{`data-pos="22">#22</a>`, `the step that broke it:`, `set in motion by <a class="poslink" href="#rec-20" data-pos="20">#20</a>`} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the first-failure card lacks %q", want)
+		}
+	}
+}
