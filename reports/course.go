@@ -62,7 +62,7 @@ var courseTmpl = template.Must(template.New("course").Parse(`<!doctype html>
 body{font:16px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
 h1{font-size:1.6rem}h2{font-size:1.3rem;margin-top:2.5rem;border-bottom:2px solid #ccd}
 nav ol{padding-left:1.2rem}.stop{margin:1.2rem 0 1.6rem}.stop h3{font-size:1.05rem;margin:.2rem 0}
-.label{display:inline-block;min-width:2.4rem;font-weight:700;color:#446}
+.label{display:inline-block;min-width:2.4rem;margin-right:.5rem;font-weight:700;color:#446}
 .lesson{margin:.3rem 0 .5rem}.scenario{margin:.3rem 0 .3rem 1rem}.scenario code{background:#f3f3f6;padding:0 .3rem}
 .runs{margin:.2rem 0 0 1rem;padding:0;list-style:none}.runs li{margin:.1rem 0}
 .fails{color:#a40}.holds{color:#262}.gap{color:#777;font-style:italic;margin-left:1rem}
