@@ -21,6 +21,7 @@
 package fakeapi
 
 import (
+	"context"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -38,6 +39,30 @@ type Hooks interface {
 	// delivered to one watcher. Delivery stays in order within one watch: an
 	// event is never delivered before the one sent ahead of it on that watch.
 	EventDelay(w WatcherInfo, ev EventInfo) time.Duration
+}
+
+// Scheduler, when the Hooks given to a Server also implement it, decides
+// when each request is served and each watch event is delivered: the moments
+// where the server's answers cross into a client. A deterministic scheduler
+// (package sim's) releases them one at a time, in an order that does not
+// depend on how goroutines interleave, so the same plan gives the same
+// schedule at the API boundary. Without one, requests are served at once and
+// events delivered as soon as their delay has passed.
+type Scheduler interface {
+	// AwaitRequest blocks until req may be served, before
+	// Hooks.BeforeRequest decides its fate. A non-nil error (ctx's, or the
+	// scheduler's once it has shut down) fails the request unserved.
+	AwaitRequest(ctx context.Context, req RequestInfo) error
+	// AwaitDelivery asks for the turn of the seq-th event (from 1) of watch
+	// w, once its delay has passed. The returned channel is closed when the
+	// event may be delivered; cancel withdraws the request (the watch
+	// ended first) and may be called after the turn was given.
+	AwaitDelivery(w WatcherInfo, ev EventInfo, seq int) (turn <-chan struct{}, cancel func())
+	// WatchTimeout returns the timeout the server applies to watch w, whose
+	// client asked for requested (> 0) with timeoutSeconds. client-go draws
+	// that from math/rand's global source; a scheduler may replace it with
+	// a value of its own choosing.
+	WatchTimeout(w WatcherInfo, requested time.Duration) time.Duration
 }
 
 // NoHooks is a Hooks that injects no fault.

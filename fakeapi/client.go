@@ -87,7 +87,10 @@ func (c *Client) write(ctx context.Context, req RequestInfo, okCode int, apply f
 		return nil, ctx.Err()
 	}
 	s := c.s
-	f := s.hooks.BeforeRequest(req)
+	f, err := s.before(ctx, req)
+	if err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if f.Err != nil {
@@ -173,7 +176,10 @@ func (c *Client) Get(ctx context.Context, gvr schema.GroupVersionResource, ns, n
 	req := c.request("get", gvr, "", ns, name)
 	req.ResourceVersion = opts.ResourceVersion
 	s := c.s
-	f := s.hooks.BeforeRequest(req)
+	f, err := s.before(ctx, req)
+	if err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if f.Err != nil {
@@ -196,7 +202,10 @@ func (c *Client) List(ctx context.Context, gvr schema.GroupVersionResource, ns s
 	req.ResourceVersion = opts.ResourceVersion
 	req.ResourceVersionMatch = string(opts.ResourceVersionMatch)
 	s := c.s
-	f := s.hooks.BeforeRequest(req)
+	f, err := s.before(ctx, req)
+	if err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if f.Err != nil {
@@ -303,7 +312,10 @@ func (c *Client) watch(ctx context.Context, gvr schema.GroupVersionResource, ns 
 	req.ResourceVersionMatch = string(opts.ResourceVersionMatch)
 	req.SendInitialEvents = opts.SendInitialEvents != nil && *opts.SendInitialEvents
 	s := c.s
-	f := s.hooks.BeforeRequest(req)
+	f, err := s.before(ctx, req)
+	if err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if f.Err != nil {
@@ -336,6 +348,9 @@ func (c *Client) watch(ctx context.Context, gvr schema.GroupVersionResource, ns 
 	var timeout time.Duration
 	if opts.TimeoutSeconds != nil {
 		timeout = time.Duration(*opts.TimeoutSeconds) * time.Second
+	}
+	if timeout > 0 && s.sched != nil {
+		timeout = s.sched.WatchTimeout(info, timeout)
 	}
 	w := newWatcher(s, ctx, info, filter, timeout, opts.AllowWatchBookmarks && s.bookmarkInterval > 0)
 	if asUnstructured {

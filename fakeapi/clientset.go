@@ -77,8 +77,8 @@ func (c *Client) Clientset() kubernetes.Interface { return c.FakeClientset() }
 // the fake's methods (Actions, PrependReactor, Tracker).
 func (c *Client) FakeClientset() *Clientset {
 	f := fake.NewSimpleClientset()
-	f.PrependReactor("*", "*", c.react(false))
-	f.PrependWatchReactor("*", c.reactWatch(false))
+	f.PrependReactor("*", "*", c.react(false, &f.Fake))
+	f.PrependWatchReactor("*", c.reactWatch(false, &f.Fake))
 	return &Clientset{Clientset: f, client: c, tracker: c.ObjectTracker()}
 }
 
@@ -94,8 +94,8 @@ func (c *Client) Dynamic() dynamic.Interface {
 		kinds[r.GVR] = r.ListKind
 	}
 	d := fakedynamic.NewSimpleDynamicClientWithCustomListKinds(dynamicScheme(kinds), kinds)
-	d.PrependReactor("*", "*", c.react(true))
-	d.PrependWatchReactor("*", c.reactWatch(true))
+	d.PrependReactor("*", "*", c.react(true, &d.Fake))
+	d.PrependWatchReactor("*", c.reactWatch(true, &d.Fake))
 	return &DynamicClient{FakeDynamicClient: d, client: c, listKinds: kinds}
 }
 
@@ -191,8 +191,8 @@ func listUnstructured(ctx context.Context, c *Client, gvr schema.GroupVersionRes
 func (d *DynamicClient) IsWatchListSemanticsUnSupported() bool { return false }
 
 // react returns a reaction that serves a fake client's actions.
-func (c *Client) react(unstructuredWatch bool) clienttesting.ReactionFunc {
-	react := c.reactUntyped(unstructuredWatch)
+func (c *Client) react(unstructuredWatch bool, fake *clienttesting.Fake) clienttesting.ReactionFunc {
+	react := c.reactUntyped(unstructuredWatch, fake)
 	return func(action clienttesting.Action) (bool, runtime.Object, error) {
 		handled, obj, err := react(action)
 		if err == nil && obj != nil {
@@ -204,10 +204,11 @@ func (c *Client) react(unstructuredWatch bool) clienttesting.ReactionFunc {
 	}
 }
 
-// reactUntyped is react's reaction before asTypedForScheme.
-func (c *Client) reactUntyped(unstructuredWatch bool) clienttesting.ReactionFunc {
+// reactUntyped is react's reaction before asTypedForScheme. fake is the
+// client-go fake it is a reactor of, whose lock is held while it runs.
+func (c *Client) reactUntyped(unstructuredWatch bool, fake *clienttesting.Fake) clienttesting.ReactionFunc {
 	return func(action clienttesting.Action) (bool, runtime.Object, error) {
-		ctx := context.Background()
+		ctx := withHeldLock(context.Background(), fake)
 		gvr, ns := action.GetResource(), action.GetNamespace()
 		sub := action.GetSubresource()
 		if _, plain := action.(clienttesting.ActionImpl); plain && isDiscoveryAction(gvr, action.GetVerb()) {
@@ -272,13 +273,13 @@ func unsupportedSubresource(verb string, gvr schema.GroupVersionResource, sub st
 }
 
 // reactWatch returns a watch reaction that opens watches on this client.
-func (c *Client) reactWatch(asUnstructured bool) clienttesting.WatchReactionFunc {
+func (c *Client) reactWatch(asUnstructured bool, fake *clienttesting.Fake) clienttesting.WatchReactionFunc {
 	return func(action clienttesting.Action) (bool, watch.Interface, error) {
 		var opts metav1.ListOptions
 		if a, ok := action.(clienttesting.WatchActionImpl); ok {
 			opts = a.ListOptions
 		}
-		w, err := c.watch(context.Background(), action.GetResource(), action.GetNamespace(), opts, asUnstructured)
+		w, err := c.watch(withHeldLock(context.Background(), fake), action.GetResource(), action.GetNamespace(), opts, asUnstructured)
 		if err != nil {
 			return true, nil, err
 		}

@@ -2,6 +2,7 @@ package fakeapi
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -136,6 +137,7 @@ const DefaultBookmarkInterval = time.Minute
 type Server struct {
 	clock            clock.WithTicker
 	hooks            Hooks
+	sched            Scheduler // hooks, when they schedule; nil otherwise
 	obs              Observer
 	bookmarkInterval time.Duration
 	scheme           *runtime.Scheme
@@ -164,12 +166,46 @@ func NewServer(opts Options) *Server {
 	if s.hooks == nil {
 		s.hooks = NoHooks{}
 	}
+	s.sched, _ = s.hooks.(Scheduler)
 	if s.bookmarkInterval == 0 {
 		s.bookmarkInterval = DefaultBookmarkInterval
 	}
 	s.encoder = json.NewSerializerWithOptions(json.DefaultMetaFactory, s.scheme, s.scheme, json.SerializerOptions{})
 	s.st = store.New(store.Options{Clock: s.clock, HistoryWindow: opts.HistoryWindow, Scheme: s.scheme, NamespaceLifecycle: opts.NamespaceLifecycle})
 	return s
+}
+
+// before waits for req's turn (when the hooks schedule) and asks the hooks
+// for its fate. It is called with no lock held.
+func (s *Server) before(ctx context.Context, req RequestInfo) (RequestFault, error) {
+	if s.sched != nil {
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		// A request from client-go's fake clientset comes with the fake's
+		// lock held (testing.Fake.Invokes holds it around its reactors):
+		// waiting with it would block every other caller of the fake on a
+		// mutex, which synctest does not count as durably blocked, so the
+		// scheduler would never see the bubble idle. Let go of it while
+		// waiting for the turn.
+		if held, ok := ctx.Value(heldLockKey{}).(sync.Locker); ok {
+			held.Unlock()
+			defer held.Lock()
+		}
+		if err := s.sched.AwaitRequest(ctx, req); err != nil {
+			return RequestFault{}, err
+		}
+	}
+	return s.hooks.BeforeRequest(req), nil
+}
+
+// heldLockKey marks a request context with a lock its caller holds and that
+// may be released while the request waits for its turn (see before).
+type heldLockKey struct{}
+
+// withHeldLock returns ctx marked with l (see before).
+func withHeldLock(ctx context.Context, l sync.Locker) context.Context {
+	return context.WithValue(ctx, heldLockKey{}, l)
 }
 
 // ResourceInfo describes a served resource.

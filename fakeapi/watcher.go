@@ -189,10 +189,21 @@ func (w *watcher) run() {
 		// event of the watch: it is only re-armed once it has fired and
 		// been received from, or was never armed.
 		headTimer clock.Timer
+		// With a Scheduler, a ready head also waits for its turn:
+		// turnC is closed when it is given, cancelTurn withdraws the
+		// request, granted is true once given. delivered counts the
+		// events delivered so far.
+		turnC      <-chan struct{}
+		cancelTurn func()
+		granted    bool
+		delivered  int
 	)
 	defer func() {
 		if headTimer != nil {
 			headTimer.Stop()
+		}
+		if cancelTurn != nil {
+			cancelTurn()
 		}
 	}()
 
@@ -242,7 +253,12 @@ func (w *watcher) run() {
 				if headEvent.Object == nil {
 					headEvent = watch.Event{Type: head.ev.Type, Object: w.convert(head.ev.Object)}
 				}
-				sendC = w.result
+				switch sched := w.s.sched; {
+				case sched == nil || granted:
+					sendC = w.result
+				case turnC == nil:
+					turnC, cancelTurn = sched.AwaitDelivery(w.info, *head.info, delivered+1)
+				}
 			} else {
 				timerC = headTimer.C()
 			}
@@ -252,6 +268,8 @@ func (w *watcher) run() {
 		case <-w.wake:
 		case <-timerC:
 			headReady = true
+		case <-turnC:
+			granted, turnC = true, nil
 		case sendC <- headEvent:
 			w.mu.Lock()
 			w.queue[0] = queuedEvent{}
@@ -262,6 +280,8 @@ func (w *watcher) run() {
 			w.mu.Unlock()
 			lastDeliverAt = headAt
 			headPlanned, headReady, headEvent = false, false, watch.Event{}
+			granted, cancelTurn = false, nil
+			delivered++
 			w.s.delivered(w, head.info)
 		case <-tickC:
 			w.s.sendBookmark(w)

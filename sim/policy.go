@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -72,10 +73,12 @@ func resourceMatches(name string, gvr schema.GroupVersionResource) bool {
 // Every random choice draws from a stream named by what it is about (see
 // stream): per watch, the stream is named by (kind of draw, client,
 // resource, ordinal of the watch among that client's watches of that
-// resource), per request by (kind of draw, client, verb, resource). So a
-// fault schedule depends on the plan and on the order of requests within one
-// client and resource, not on how goroutines of different clients
-// interleave.
+// resource); per request by (kind of draw, client, verb, resource, object,
+// and n: the request is that client's n-th such request to that object).
+// Nothing is drawn from a stream shared by unrelated requests, so a fault
+// lands on the same request whatever else happened around it; and with the
+// run's scheduler (see sched.go) requests reach the policy in an order that
+// does not depend on how goroutines interleave.
 //
 // Random faults are drawn only up to FaultPolicy.Until (default: the time
 // of the last step); latency and the stale replica apply all along.
@@ -93,11 +96,17 @@ type Policy struct {
 	// now returns the virtual time since the run started.
 	now func() time.Duration
 
-	mu       sync.Mutex
-	server   *fakeapi.Server
+	// sched, when set (Run sets it), orders requests and deliveries and
+	// runs the drawn disconnects in their turn.
+	sched *scheduler
+
+	mu     sync.Mutex
+	server *fakeapi.Server
+	// requests counts each client's requests per verb and object (the
+	// n-th request names a fault draw).
+	requests map[string]int
 	watchers map[fakeapi.WatcherID]*watcherState
 	ordinals map[string]int
-	streams  map[string]*rand.Rand
 	armed    []armedFault
 	stale    []window
 	holds    []window
@@ -115,6 +124,8 @@ type watcherState struct {
 	timer   *time.Timer
 	disc    time.Duration // drawn disconnect delay, -1 if none
 	abrupt  bool
+	// disc holds the scheduled disconnect (with a scheduler).
+	discTicket *ticket
 	// sent holds the send times of events not yet given a delay: the
 	// server sends events to a watch in order and asks for their delays in
 	// the same order. sentBase is the sequence number of sent[0], delays
@@ -165,7 +176,7 @@ func NewPolicy(p *Plan, now func() time.Duration) *Policy {
 		now:      now,
 		watchers: map[fakeapi.WatcherID]*watcherState{},
 		ordinals: map[string]int{},
-		streams:  map[string]*rand.Rand{},
+		requests: map[string]int{},
 	}
 }
 
@@ -186,22 +197,62 @@ func (p *Policy) Stop() {
 			w.timer.Stop()
 			w.timer = nil
 		}
+		if w.discTicket != nil {
+			p.sched.withdraw(w.discTicket)
+			w.discTicket = nil
+		}
 	}
+}
+
+// AwaitRequest implements fakeapi.Scheduler: with a scheduler, a request
+// waits for its turn, due after the drawn request latency.
+func (p *Policy) AwaitRequest(ctx context.Context, req fakeapi.RequestInfo) error {
+	if p.sched == nil {
+		return nil
+	}
+	return p.sched.awaitRequest(ctx, req, p.requestLatency)
+}
+
+// requestLatency draws the latency of the request named key.
+func (p *Policy) requestLatency(key string) time.Duration {
+	d := p.faults.RequestLatency
+	if d.Kind == "" || d.Kind == "none" {
+		return 0
+	}
+	return d.Draw(stream(p.seed, "request-latency", key))
+}
+
+// AwaitDelivery implements fakeapi.Scheduler: with a scheduler, a ready
+// event waits for its turn; without one it goes at once.
+func (p *Policy) AwaitDelivery(w fakeapi.WatcherInfo, ev fakeapi.EventInfo, seq int) (<-chan struct{}, func()) {
+	if p.sched == nil || exempt(w.Client) {
+		ch := make(chan struct{})
+		close(ch)
+		return ch, func() {}
+	}
+	return p.sched.awaitDelivery(p.WatcherName(w), seq)
+}
+
+// WatchTimeout implements fakeapi.Scheduler. client-go's reflector asks for
+// a timeout drawn from math/rand's global source in [5m, 10m] (shared by
+// every run of a process, so runs in parallel draw each other's values);
+// the policy replaces such a timeout with one drawn in the same range from
+// the plan's seed and the watch's name. Shorter timeouts, which a client
+// chose deliberately, are kept.
+func (p *Policy) WatchTimeout(w fakeapi.WatcherInfo, requested time.Duration) time.Duration {
+	const lo, hi = 5 * time.Minute, 10 * time.Minute
+	if requested < lo || requested > hi {
+		return requested
+	}
+	p.mu.Lock()
+	name := p.watcherLocked(w).name
+	p.mu.Unlock()
+	secs := stream(p.seed, "watch-timeout", name).Int64N(int64((hi-lo)/time.Second) + 1)
+	return lo + time.Duration(secs)*time.Second
 }
 
 // exempt reports whether client is never faulted.
 func exempt(client string) bool { return client == ClientSim || client == ClientSetup }
-
-// streamLocked returns the named stream, creating it on first use.
-func (p *Policy) streamLocked(parts ...string) *rand.Rand {
-	key := fmt.Sprint(parts)
-	r, ok := p.streams[key]
-	if !ok {
-		r = stream(p.seed, parts...)
-		p.streams[key] = r
-	}
-	return r
-}
 
 // nextOrdinal counts occurrences of key from 1 (watch ordinals of the
 // sim's own wrappers).
@@ -257,6 +308,10 @@ func (p *Policy) WatchOpened(w fakeapi.WatcherInfo) {
 		return
 	}
 	id, abrupt := w.ID, st.abrupt
+	if p.sched != nil {
+		st.discTicket = p.sched.at(now+st.disc, "disconnect "+st.name, func() { p.disconnect(id, abrupt) })
+		return
+	}
 	st.timer = time.AfterFunc(st.disc, func() { p.disconnect(id, abrupt) })
 }
 
@@ -271,6 +326,10 @@ func (p *Policy) WatchClosed(id fakeapi.WatcherID) {
 			st.timer.Stop()
 			st.timer = nil
 		}
+		if st.discTicket != nil {
+			p.sched.withdraw(st.discTicket)
+			st.discTicket = nil
+		}
 	}
 }
 
@@ -283,7 +342,7 @@ func (p *Policy) disconnect(id fakeapi.WatcherID, abrupt bool) {
 		p.mu.Unlock()
 		return
 	}
-	st.timer = nil
+	st.timer, st.discTicket = nil, nil
 	p.mu.Unlock()
 	// The server observes the close as a watch-close or watch-break fault;
 	// ErrNoSuchWatch means the watch ended meanwhile: nothing to inject.
@@ -361,12 +420,14 @@ func (p *Policy) BeforeRequest(req fakeapi.RequestInfo) fakeapi.RequestFault {
 }
 
 func (p *Policy) decideLocked(req fakeapi.RequestInfo, now time.Duration) fakeapi.RequestFault {
-	res := ResourceName(req.Resource)
-	verb := req.Verb
-	if req.Subresource != "" {
-		verb += "/" + req.Subresource
-	}
 	write := slices.Contains(WriteVerbs, req.Verb)
+	// The request's name for its draws: what it is (client, verb, object)
+	// and how many such requests came before it. With the scheduler,
+	// requests reach the policy in their turn, so the count is the same
+	// in every run of the plan.
+	base, _ := requestKey(req)
+	p.requests[base]++
+	key := base + " #" + strconv.Itoa(p.requests[base])
 	for i, a := range p.armed {
 		if (a.target != "" && a.target != req.Client) || !resourceMatches(a.resource, req.Resource) {
 			continue
@@ -382,13 +443,13 @@ func (p *Policy) decideLocked(req fakeapi.RequestInfo, now time.Duration) fakeap
 	}
 	if now <= p.until && req.Client != ClientUser {
 		if p.faults.ExpireOnRewatch > 0 && req.Verb == "watch" && req.ResourceVersion != "" && req.ResourceVersion != "0" && !req.SendInitialEvents {
-			r := p.streamLocked("rewatch", req.Client, res)
+			r := stream(p.seed, "rewatch", key)
 			if r.Float64() < p.faults.ExpireOnRewatch {
 				return fakeapi.RequestFault{Err: statusError(410, "expireOnRewatch"), Name: FaultExpireOnRewatch}
 			}
 		}
 		if p.faults.ErrorRate > 0 && len(p.faults.ErrorCodes) > 0 {
-			r := p.streamLocked("error", req.Client, verb, res)
+			r := stream(p.seed, "error", key)
 			x, i := r.Float64(), r.IntN(len(p.faults.ErrorCodes))
 			if x < p.faults.ErrorRate {
 				code := p.faults.ErrorCodes[i]
@@ -396,7 +457,7 @@ func (p *Policy) decideLocked(req fakeapi.RequestInfo, now time.Duration) fakeap
 			}
 		}
 		if p.faults.UnknownOutcomeRate > 0 && write {
-			r := p.streamLocked("unknown-outcome", req.Client, verb, res)
+			r := stream(p.seed, "unknown-outcome", key)
 			if r.Float64() < p.faults.UnknownOutcomeRate {
 				return fakeapi.RequestFault{ApplyThenTimeout: true, Name: FaultUnknownOutcome}
 			}

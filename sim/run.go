@@ -147,11 +147,16 @@ type run struct {
 	start  time.Time
 	rec    *recorder
 	policy *Policy
+	sched  *scheduler
 	srv    *fakeapi.Server
 	res    *resolver
 
 	subj       Subject
 	subjCancel context.CancelFunc
+	// livelockNoted is true once the livelock is recorded; livelockMsg
+	// says what looped.
+	livelockNoted bool
+	livelockMsg   string
 	// crashFired, when non-nil, is closed when the armed mid-reconcile
 	// crash of step crashStep fires.
 	crashFired <-chan struct{}
@@ -166,6 +171,8 @@ func newRun(ctx context.Context, plan *Plan, info SubjectInfo) *run {
 	start := time.Now()
 	r := &run{ctx: ctx, plan: plan, info: info, start: start}
 	r.policy = NewPolicy(plan, func() time.Duration { return time.Since(start) })
+	r.sched = newScheduler(r.now, r.policy, plan.Schedule, plan.LivelockAfter)
+	r.policy.sched = r.sched
 	r.rec = newRecorder(start, r.policy)
 	r.srv = fakeapi.NewServer(fakeapi.Options{Hooks: r.policy, Observer: r.rec})
 	r.policy.Attach(r.srv)
@@ -220,7 +227,11 @@ func (r *run) play() (*Trace, error) {
 	order := stepOrder(r.plan.Steps)
 	for k, i := range order {
 		s := r.plan.Steps[i]
-		r.sleepUntil(s.At.D())
+		r.sleepUntil(min(s.At.D(), deadline+1))
+		if r.livelocked() {
+			outcome = r.livelockMsg
+			break
+		}
 		if r.now() > deadline {
 			outcome = "deadline"
 			r.rec.record(Record{Kind: RecNote, Actor: "sim", Step: i, Detail: fmt.Sprintf("deadline %s passed before step %d", r.plan.Deadline, i)})
@@ -233,13 +244,16 @@ func (r *run) play() (*Trace, error) {
 			// re-watch after a closed watch, an event delivered at once)
 			// happen first, as it would if the next step came a
 			// nanosecond later. Without this the next step races it.
-			synctest.Wait()
+			r.pump(r.now(), nil, true)
 		}
 	}
 	if outcome == "" {
-		if r.waitQuiet() {
+		switch {
+		case r.waitQuiet():
 			outcome = "quiet"
-		} else {
+		case r.livelocked():
+			outcome = r.livelockMsg
+		default:
 			outcome = "deadline"
 		}
 	}
@@ -247,8 +261,9 @@ func (r *run) play() (*Trace, error) {
 	return finish(outcome), nil
 }
 
-// waitQuiet sleeps until nothing but bookmarks happened for the plan's
-// quiet period (true) or the deadline passed (false).
+// waitQuiet lets the run go on until nothing but bookmarks happened for the
+// plan's quiet period (true), or the deadline passed or the run livelocked
+// (false).
 func (r *run) waitQuiet() bool {
 	deadline, quiet := r.plan.Deadline.D(), r.plan.Quiet.D()
 	for {
@@ -257,34 +272,93 @@ func (r *run) waitQuiet() bool {
 		if now-last >= quiet {
 			return true
 		}
-		if now >= deadline {
+		if now >= deadline || r.livelocked() {
 			return false
 		}
 		r.sleepUntil(min(last+quiet, deadline))
 	}
 }
 
-// sleepUntil sleeps until virtual time t, performing an armed mid-reconcile
-// crash when it fires meanwhile.
-func (r *run) sleepUntil(t time.Duration) {
+// sleepUntil lets the run go on until virtual time t (see pump).
+func (r *run) sleepUntil(t time.Duration) { r.pump(t, nil, false) }
+
+// livelocked reports whether the scheduler found a livelock; the first time,
+// it records it.
+func (r *run) livelocked() bool {
+	msg := r.sched.livelocked()
+	if msg == "" {
+		return false
+	}
+	if !r.livelockNoted {
+		r.livelockNoted = true
+		r.rec.record(Record{Kind: RecNote, Actor: "sim", Detail: msg})
+		r.livelockMsg = msg
+	}
+	return true
+}
+
+// pump is the run loop's scheduler: until virtual time until (or until done
+// is closed, or the scheduler finds a livelock), it waits for every other
+// goroutine of the bubble to block, then gives ONE ready ticket (a request,
+// a watch event, a drawn disconnect) its turn, and again; when none is
+// ready it sleeps until the next is due, one is added, or until. It
+// performs an armed mid-reconcile crash when it fires.
+//
+// Tickets due at until itself are left for later (a step due at until is
+// played first) unless drain is set, when pump releases every ticket ready
+// at until before it returns.
+//
+// When the clock reaches an instant, synctest fires every timer due then
+// in one batch, before any goroutine runs; synctest.Wait then returns once
+// all they set off is done, so a release never races a timer of client-go
+// or the subject due at the same instant (a workqueue's rate-limited
+// re-add). Goroutines woken by the same batch race each other: deliberate
+// delays of the lab's own go through the scheduler instead (Env.Sleep).
+func (r *run) pump(until time.Duration, done <-chan struct{}, drain bool) {
 	for {
-		wait := t - r.now()
-		if wait <= 0 {
+		synctest.Wait()
+		if r.crashFired != nil {
+			select {
+			case <-r.crashFired:
+				r.crashFired = nil
+				r.crash(fmt.Sprintf("step %d: mid-reconcile", r.crashStep))
+				continue
+			default:
+			}
+		}
+		if done != nil {
+			select {
+			case <-done:
+				return
+			default:
+			}
+		}
+		if r.sched.livelocked() != "" {
 			return
 		}
-		if r.crashFired == nil {
-			time.Sleep(wait)
+		now := r.now()
+		if now >= until && !drain {
 			return
 		}
-		timer := time.NewTimer(wait)
+		if t := r.sched.next(now); t != nil {
+			r.sched.release(t)
+			continue
+		}
+		if now >= until {
+			return
+		}
+		wake := until
+		if next := r.sched.nextDue(); next >= 0 && next < wake {
+			wake = next
+		}
+		timer := time.NewTimer(wake - now)
 		select {
-		case <-r.crashFired:
-			timer.Stop()
-			r.crashFired = nil
-			r.crash(fmt.Sprintf("step %d: mid-reconcile", r.crashStep))
+		case <-r.sched.notify:
 		case <-timer.C:
-			return
+		case <-r.crashFired:
+		case <-done:
 		}
+		timer.Stop()
 	}
 }
 
@@ -299,6 +373,9 @@ func (r *run) startSubject() error {
 		Name:   name,
 		Rec:    actorRecorder{r.rec, name},
 		Params: r.plan.SubjectParams,
+		Sleep: func(ctx context.Context, what string, d time.Duration) {
+			r.sched.sleep(ctx, name, what, d)
+		},
 	}
 	var lw func(gvr schema.GroupVersionResource, ns string) fakeapi.ListerWatcher
 	switch r.plan.Access {
@@ -323,10 +400,27 @@ func (r *run) startSubject() error {
 	}
 	ctx, cancel := context.WithCancel(r.ctx)
 	ctx = klog.NewContext(ctx, newTraceLogger(r.rec, name))
-	if err := subj.Start(ctx, env); err != nil {
+	// Start runs on a goroutine of its own while the run loop gives the
+	// requests it makes their turns: a Start that waits for its caches
+	// to sync (as sample-controller's Run does) does not deadlock.
+	started := make(chan struct{})
+	var startErr error
+	go func() {
+		defer close(started)
+		startErr = subj.Start(ctx, env)
+	}()
+	r.pump(r.plan.Deadline.D(), started, false)
+	select {
+	case <-started:
+	default:
+		cancel()
+		r.pump(r.now(), started, true)
+		return fmt.Errorf("sim: subject %s: start did not return before the deadline %s (Start must return once its goroutines are started)", name, r.plan.Deadline)
+	}
+	if startErr != nil {
 		cancel()
 		synctest.Wait()
-		return fmt.Errorf("sim: subject %s: start: %w", name, err)
+		return fmt.Errorf("sim: subject %s: start: %w", name, startErr)
 	}
 	// Desired is asked once the subject is configured (after Start), then
 	// after every write.
@@ -345,6 +439,7 @@ func (r *run) crash(detail string) {
 	}
 	r.rec.record(Record{Kind: RecCrash, Actor: r.info.Name, Detail: detail})
 	r.subjCancel()
+	r.sched.failClient(r.info.Name)
 	synctest.Wait()
 	r.subj, r.subjCancel = nil, nil
 }
@@ -510,6 +605,7 @@ func (r *run) stop(tr *Trace) {
 	r.rec.record(Record{Kind: RecFinal, Actor: "server", Objects: r.finalState()})
 	tr.End = Duration(r.now())
 	tr.Records = r.rec.close()
+	tr.Schedule, _ = r.sched.schedule()
 	r.shutdown()
 }
 
@@ -527,6 +623,7 @@ func (r *run) shutdown() {
 		r.competitor.stop()
 	}
 	r.policy.Stop()
+	r.sched.close()
 	r.rec.release()
 	if r.pipe != nil {
 		r.pipe.Close()
@@ -671,7 +768,8 @@ func (r *run) apiStep(s Step) error {
 	if err != nil {
 		return err
 	}
-	ctx := r.ctx
+	// The run loop serves its own steps' requests: they are not scheduled.
+	ctx := ungated(r.ctx)
 	switch s.Op {
 	case "create":
 		_, err = c.Create(ctx, gvr, ns, u, metav1.CreateOptions{})

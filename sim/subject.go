@@ -63,6 +63,14 @@ type Env struct {
 	Rec Recorder
 	// Params are the plan's subject parameters (Plan.SubjectParams).
 	Params map[string]string
+	// Sleep, when set, waits d of virtual time in the run's turn order: use
+	// it (rather than time.Sleep) for a deliberate delay of the subject's
+	// own, such as a slow handler, so that its end is ordered with the
+	// server's answers and events as they are, the same in every run of
+	// the plan (a time.Sleep that ends at the instant a client-go timer
+	// fires races it). name labels the delay in the run's schedule. It
+	// returns early when ctx ends.
+	Sleep func(ctx context.Context, name string, d time.Duration)
 }
 
 // Recorder records subject-side records into the trace. It stamps Pos, At and

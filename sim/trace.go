@@ -18,9 +18,15 @@ type Trace struct {
 	// End is the virtual time at which the run ended.
 	End Duration `json:"end"`
 	// Outcome says how the run ended: "quiet" (timeline done and nothing
-	// left to do), "deadline" (the plan's deadline passed first) or
-	// "error: ..." when the run itself failed.
+	// left to do), "deadline" (the plan's deadline passed first),
+	// "livelock: ..." (the clock stopped while requests went on; what
+	// looped) or "error: ..." when the run itself failed.
 	Outcome string `json:"outcome"`
+	// Schedule is the run's delivery schedule: the key of every request
+	// answered and every watch event delivered to the subject and the other
+	// actors, in the order the run's scheduler released them (see
+	// Plan.Schedule).
+	Schedule []string `json:"schedule,omitempty"`
 }
 
 // RecordKind names what a Record reports.

@@ -17,6 +17,8 @@ type traceHeader struct {
 	Outcome string   `json:"outcome"`
 	// Records is the number of record lines that follow.
 	Records int `json:"records"`
+	// Schedule is Trace.Schedule.
+	Schedule []string `json:"schedule,omitempty"`
 }
 
 // WriteTrace writes t as JSON Lines: a header line (version, plan, end,
@@ -29,7 +31,7 @@ func WriteTrace(w io.Writer, t *Trace) error {
 	if v == 0 {
 		v = TraceVersion
 	}
-	if err := enc.Encode(traceHeader{Version: v, Plan: t.Plan, End: t.End, Outcome: t.Outcome, Records: len(t.Records)}); err != nil {
+	if err := enc.Encode(traceHeader{Version: v, Plan: t.Plan, End: t.End, Outcome: t.Outcome, Records: len(t.Records), Schedule: t.Schedule}); err != nil {
 		return fmt.Errorf("sim: write trace header: %w", err)
 	}
 	for i := range t.Records {
@@ -83,7 +85,7 @@ func ReadTrace(r io.Reader) (*Trace, error) {
 	if h.Version != TraceVersion {
 		return nil, fmt.Errorf("sim: trace line %d: unsupported trace version %d (this code reads version %d)", line, h.Version, TraceVersion)
 	}
-	t := &Trace{Version: h.Version, Plan: h.Plan, End: h.End, Outcome: h.Outcome, Records: make([]Record, 0, h.Records)}
+	t := &Trace{Version: h.Version, Plan: h.Plan, End: h.End, Outcome: h.Outcome, Schedule: h.Schedule, Records: make([]Record, 0, h.Records)}
 	for {
 		b, ok := next()
 		if !ok {

@@ -262,6 +262,7 @@ func (p *Plan) Clone() *Plan {
 	q.Objects = slices.Clone(p.Objects)
 	q.Steps = slices.Clone(p.Steps)
 	q.Faults.ErrorCodes = slices.Clone(p.Faults.ErrorCodes)
+	q.Schedule = slices.Clone(p.Schedule)
 	if p.Kubelet != nil {
 		k := *p.Kubelet
 		q.Kubelet = &k
@@ -315,6 +316,9 @@ func (p *Plan) Normalize() {
 	if len(p.Faults.ErrorCodes) == 0 {
 		p.Faults.ErrorCodes = nil
 	}
+	if len(p.Schedule) == 0 {
+		p.Schedule = nil
+	}
 	if p.Competitor != nil {
 		p.Competitor.Patch = compactRaw(p.Competitor.Patch)
 	}
@@ -363,6 +367,14 @@ func (p *Plan) validate() []*PlanError {
 	}
 	if p.Quiet < 0 {
 		bad("quiet", "must not be negative, got %s", p.Quiet)
+	}
+	if p.LivelockAfter < 0 {
+		bad("livelockAfter", "must not be negative, got %d", p.LivelockAfter)
+	}
+	for i, k := range p.Schedule {
+		if k == "" {
+			bad(fmt.Sprintf("schedule[%d]", i), "empty key: give the keys of a recorded trace's schedule")
+		}
 	}
 	if p.Kubelet != nil && p.Kubelet.ReadyAfter < 0 {
 		bad("kubelet.readyAfter", "must not be negative, got %s", p.Kubelet.ReadyAfter)
@@ -548,6 +560,7 @@ func (f *FaultPolicy) validate(path string) []*PlanError {
 		errs = append(errs, &PlanError{Field: path + "." + field, Msg: fmt.Sprintf(format, a...)})
 	}
 	errs = append(errs, f.Latency.validate(path+".latency")...)
+	errs = append(errs, f.RequestLatency.validate(path+".requestLatency")...)
 	prob := func(field string, v float64) {
 		if !(v >= 0 && v <= 1) {
 			bad(field, "is a probability: want a number in [0, 1], got %v", v)

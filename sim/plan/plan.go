@@ -56,6 +56,18 @@ type Plan struct {
 	// Competitor, when set, runs an informer-fed competing writer under the
 	// client name "competitor" (besides the competitor's steps).
 	Competitor *Competitor `json:"competitor,omitempty"`
+	// LivelockAfter ends the run as a livelock when one client makes the
+	// same request to one object this many times at one virtual instant
+	// (the clock stopped while requests went on). Optional; default 2000.
+	LivelockAfter int `json:"livelockAfter,omitempty"`
+	// Schedule, optional, is a delivery schedule to enforce: the keys of
+	// the requests answered and the events delivered, in the order a
+	// recorded run released them (Trace.Schedule). The run releases each
+	// turn's ticket when it is ready, and falls back to the canonical
+	// order from the first turn it cannot follow. Without it the order is
+	// canonical, which is already the same for every run of the plan
+	// except where goroutines inside client-go or the subject race.
+	Schedule []string `json:"schedule,omitempty"`
 }
 
 // Competitor configures the informer-fed competing writer: another
@@ -140,6 +152,11 @@ type FaultPolicy struct {
 	// UnknownOutcomeRate is the probability that a write is applied but
 	// reported to the client as a timeout.
 	UnknownOutcomeRate float64 `json:"unknownOutcomeRate,omitempty"`
+	// RequestLatency is the virtual time each request of the subject and
+	// the other actors takes to be answered, drawn per request from this
+	// distribution (so a controller that loops on requests moves the
+	// clock). Optional; default none (answered at the instant asked).
+	RequestLatency Distribution `json:"requestLatency,omitzero"`
 	// ContractBreaking faults are never drawn unless set here; they are
 	// labelled contract-breaking in the trace.
 	ContractBreaking ContractBreaking `json:"contractBreaking"`

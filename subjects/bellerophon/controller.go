@@ -97,6 +97,10 @@ type Controller struct {
 	// handlerDelay is slept in every event handler call (a slow handler,
 	// the recipe of EDGE 1).
 	handlerDelay time.Duration
+	// sleep waits out handlerDelay: the run's Env.Sleep, time.Sleep
+	// outside the sim; ctx is the controller's, for it.
+	sleep func(ctx context.Context, name string, d time.Duration)
+	ctx   context.Context
 
 	// kubeclientset writes Pods, ConfigMaps and Events.
 	kubeclientset kubernetes.Interface
@@ -200,6 +204,8 @@ func NewController(ctx context.Context, env sim.Env, opts Options) (*Controller,
 		bug:           opts.Bug,
 		workers:       opts.Workers,
 		handlerDelay:  opts.HandlerDelay,
+		sleep:         env.Sleep,
+		ctx:           ctx,
 		kubeclientset: env.Kube,
 		bellerophons:  env.Dynamic.Resource(v1alpha1.Resource),
 		bphInformer:   bphInformer,
@@ -240,6 +246,9 @@ func NewController(ctx context.Context, env sim.Env, opts Options) (*Controller,
 		}
 		c.registrations[h.resource] = reg
 		c.signals.add(h.resource, h.informer, reg)
+	}
+	if c.sleep == nil {
+		c.sleep = func(_ context.Context, _ string, d time.Duration) { time.Sleep(d) }
 	}
 	return c, nil
 }

@@ -2,7 +2,6 @@ package bellerophon
 
 import (
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -36,7 +35,7 @@ func (c *Controller) recordingHandler(resource string, fns handlerFuncs) cache.R
 			}
 		}()
 		if c.handlerDelay > 0 {
-			time.Sleep(c.handlerDelay)
+			c.sleep(c.ctx, "handler "+resource, c.handlerDelay)
 		}
 		fn()
 	}

@@ -60,6 +60,8 @@ type RealFIFOSubject struct {
 	workers  *mirror.Workers
 	// handlerDelay is how long each handler call takes (ParamHandlerDelay).
 	handlerDelay time.Duration
+	// ctx is Start's, for the handler's delay.
+	ctx context.Context
 	// lastWrite is the resourceVersion of the controller's last write.
 	lastWrite atomic.Int64
 }
@@ -104,7 +106,7 @@ func (s *RealFIFOSubject) Start(ctx context.Context, env sim.Env) error {
 	if env.Name == "" {
 		env.Name = s.v.name
 	}
-	s.env = env
+	s.env, s.ctx = env, ctx
 	s.handlerDelay = p.handlerDelay
 	s.h = newHandlerRecorder(env.Rec, env.Name, RealFIFOName)
 	lw := newLW(ctx, env, p, s.h)
@@ -167,7 +169,11 @@ func (s *RealFIFOSubject) handle(t watch.EventType, obj, old any, initial bool, 
 	s.sampleRV("sampled in the handler")
 	ns, name := s.h.call(t, obj, old, initial, detail)
 	if s.handlerDelay > 0 {
-		time.Sleep(s.handlerDelay)
+		if s.env.Sleep != nil {
+			s.env.Sleep(s.ctx, "handler", s.handlerDelay)
+		} else {
+			time.Sleep(s.handlerDelay)
+		}
 	}
 	if s.v.panicOnPoison && t == watch.Added && poisoned(obj) {
 		s.h.note(fmt.Sprintf("OnAdd panics on %s/%s (annotation %s)", ns, name, PoisonAnnotation))

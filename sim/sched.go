@@ -1,0 +1,405 @@
+package sim
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cachelab/cachelab/fakeapi"
+)
+
+// The deterministic scheduler.
+//
+// Goroutines inside client-go and the subject interleave as Go's scheduler
+// pleases (synctest does not seed it), but everything that crosses the API
+// boundary is the sim's to order: a request's answer, a watch event's
+// delivery, a fault the policy injects on its own timer. The scheduler holds
+// each of them as a ticket until the run loop gives it its turn. The run
+// loop (the only goroutine of the run that calls synctest.Wait) waits until
+// every other goroutine of the bubble is durably blocked, then releases ONE
+// ready ticket, waits again, and so on: the reactions to one release
+// (a handler call, a reconcile, the next request) all happen before the next
+// release. Which ticket goes first is decided by data, not by timing: the
+// earliest due time, then the turn at which it was asked for, then its key,
+// a name made of what the ticket is about (the client, verb, resource,
+// object and the n-th such request of that client; the watch and the n-th
+// event on it), so two runs of one plan release the same tickets in the
+// same order. The keys of released tickets, in order, are the run's
+// delivery schedule (Trace.Schedule); a plan may carry one to enforce
+// (Plan.Schedule), which replay uses.
+//
+// What stays free: when one release wakes several goroutines (a timer that
+// fires for two reflectors at one instant, client-go handing out a relist's
+// deletions in Go's random map order), they run in any order between two
+// releases, and the order of their requests is then made canonical only by
+// key.
+
+// errSchedulerClosed fails requests still waiting when the run ends.
+var errSchedulerClosed = errors.New("sim: the run ended before this request was served")
+
+// DefaultLivelockAfter is Plan.LivelockAfter when the plan sets none.
+const DefaultLivelockAfter = 2000
+
+// ticket is one thing waiting for its turn.
+type ticket struct {
+	key    string
+	base   string // the key without its ordinal, for the livelock tally
+	client string // the requesting client (requests)
+	turn   int    // the scheduler's turn count when it was asked for
+	due    time.Duration
+	ch     chan struct{} // closed when released (or when the scheduler closes)
+	err    error         // set before ch is closed if the ticket was not served
+	fn     func()        // an action: run by the run loop instead of waking a goroutine
+	gone   bool
+	label  string // what the ticket is about, in words (livelock reports)
+}
+
+// scheduler implements fakeapi.Scheduler for one run.
+type scheduler struct {
+	now    func() time.Duration
+	policy *Policy
+
+	mu      sync.Mutex
+	pending []*ticket
+	notify  chan struct{} // capacity 1: "a ticket was added"
+	turns   int
+	counts  map[string]int
+	closed  bool
+	keys    []string // released keys, in order (the delivery schedule)
+
+	// enforce is a recorded schedule to follow; diverged is the turn at
+	// which the run first could not (-1: never).
+	enforce  []string
+	diverged int
+
+	// Livelock detection: releases at one virtual instant, per base key.
+	limit    int
+	instant  time.Duration
+	tally    map[string]int
+	labels   map[string]string
+	livelock string
+}
+
+var _ fakeapi.Scheduler = (*Policy)(nil)
+
+func newScheduler(now func() time.Duration, policy *Policy, enforce []string, limit int) *scheduler {
+	if limit <= 0 {
+		limit = DefaultLivelockAfter
+	}
+	return &scheduler{
+		now: now, policy: policy,
+		notify:   make(chan struct{}, 1),
+		counts:   map[string]int{},
+		enforce:  enforce,
+		diverged: -1,
+		limit:    limit,
+		tally:    map[string]int{},
+		labels:   map[string]string{},
+	}
+}
+
+// ungatedKey marks a context whose requests are not scheduled: the run
+// loop's own (the user's steps), which it serves itself.
+type ungatedKey struct{}
+
+// ungated returns ctx with its requests exempt from scheduling.
+func ungated(ctx context.Context) context.Context { return context.WithValue(ctx, ungatedKey{}, true) }
+
+// wake tells the run loop a ticket was added.
+func (s *scheduler) wake() {
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+}
+
+// requestKey names a request: client, verb, resource, object; the ordinal
+// is added by the caller.
+func requestKey(req fakeapi.RequestInfo) (base, label string) {
+	verb := req.Verb
+	if req.Subresource != "" {
+		verb += "/" + req.Subresource
+	}
+	obj := ResourceName(req.Resource)
+	if req.Namespace != "" {
+		obj += "/" + req.Namespace
+	}
+	if req.Name != "" {
+		obj += "/" + req.Name
+	}
+	return "req " + req.Client + " " + verb + " " + obj, req.Client + ": " + verb + " " + obj
+}
+
+// awaitRequest blocks until req's turn (see fakeapi.Scheduler).
+func (s *scheduler) awaitRequest(ctx context.Context, req fakeapi.RequestInfo, cost func(key string) time.Duration) error {
+	if exempt(req.Client) || ctx.Value(ungatedKey{}) != nil {
+		return nil
+	}
+	base, label := requestKey(req)
+	now := s.now()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return errSchedulerClosed
+	}
+	s.counts[base]++
+	key := base + " #" + strconv.Itoa(s.counts[base])
+	t := &ticket{key: key, base: base, client: req.Client, label: label, turn: s.turns, due: now + cost(key), ch: make(chan struct{})}
+	s.pending = append(s.pending, t)
+	s.mu.Unlock()
+	s.wake()
+	select {
+	case <-t.ch:
+		return t.err
+	case <-ctx.Done():
+		s.withdraw(t)
+		return ctx.Err()
+	}
+}
+
+// awaitDelivery asks for the turn of the seq-th event of watch w.
+func (s *scheduler) awaitDelivery(watcher string, seq int) (<-chan struct{}, func()) {
+	key := "event " + watcher + " #" + strconv.Itoa(seq)
+	now := s.now()
+	s.mu.Lock()
+	t := &ticket{key: key, base: "event " + watcher, label: "events to watch " + watcher, turn: s.turns, due: now, ch: make(chan struct{})}
+	if s.closed {
+		close(t.ch)
+	} else {
+		s.pending = append(s.pending, t)
+	}
+	s.mu.Unlock()
+	s.wake()
+	return t.ch, func() { s.withdraw(t) }
+}
+
+// sleep waits until virtual time now+d, woken in its turn (see Env.Sleep).
+func (s *scheduler) sleep(ctx context.Context, actor, name string, d time.Duration) {
+	base := "sleep " + actor + " " + name
+	now := s.now()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.counts[base]++
+	t := &ticket{key: base + " #" + strconv.Itoa(s.counts[base]), base: base, client: actor, label: actor + ": " + name,
+		turn: s.turns, due: now + d, ch: make(chan struct{})}
+	s.pending = append(s.pending, t)
+	s.mu.Unlock()
+	s.wake()
+	select {
+	case <-t.ch:
+	case <-ctx.Done():
+		s.withdraw(t)
+	}
+}
+
+// at queues fn to be run by the run loop at virtual time due, in its turn,
+// and returns its ticket (to withdraw it).
+func (s *scheduler) at(due time.Duration, key string, fn func()) *ticket {
+	t := &ticket{key: key, base: key, label: key, due: due, fn: fn, ch: make(chan struct{})}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return t
+	}
+	t.turn = s.turns
+	s.pending = append(s.pending, t)
+	s.mu.Unlock()
+	s.wake()
+	return t
+}
+
+// withdraw removes a ticket that will not be used.
+func (s *scheduler) withdraw(t *ticket) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t.gone = true
+	if i := slices.Index(s.pending, t); i >= 0 {
+		s.pending = slices.Delete(s.pending, i, i+1)
+	}
+}
+
+// less orders ready tickets: earliest due, then earliest asked, then key.
+func less(a, b *ticket) int {
+	if c := cmp.Compare(a.due, b.due); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.turn, b.turn); c != 0 {
+		return c
+	}
+	return strings.Compare(a.key, b.key)
+}
+
+// nextDue returns the earliest due time of the waiting tickets, -1 if none.
+func (s *scheduler) nextDue() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next := time.Duration(-1)
+	for _, t := range s.pending {
+		if next < 0 || t.due < next {
+			next = t.due
+		}
+	}
+	return next
+}
+
+// next removes and returns the ticket to release now, nil if none is due.
+func (s *scheduler) next(now time.Duration) *ticket {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	best := -1
+	for i, c := range s.pending {
+		if c.due <= now && (best < 0 || less(c, s.pending[best]) < 0) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	// A recorded schedule picks its own ticket among the ready ones.
+	if n := len(s.keys); n < len(s.enforce) && s.diverged < 0 {
+		want := s.enforce[n]
+		if j := slices.IndexFunc(s.pending, func(c *ticket) bool { return c.key == want && c.due <= now }); j >= 0 {
+			best = j
+		} else {
+			s.diverged = n
+		}
+	}
+	t := s.pending[best]
+	s.pending = slices.Delete(s.pending, best, best+1)
+	s.turns++
+	s.keys = append(s.keys, t.key)
+	if now != s.instant {
+		s.instant = now
+		clear(s.tally)
+	}
+	s.tally[t.base]++
+	s.labels[t.base] = t.label
+	if s.tally[t.base] >= s.limit && s.livelock == "" && strings.HasPrefix(t.base, "req ") {
+		s.livelock = s.livelockReportLocked(now)
+	}
+	return t
+}
+
+// livelockReportLocked names the busiest loops of the current instant.
+func (s *scheduler) livelockReportLocked(now time.Duration) string {
+	type kv struct {
+		base string
+		n    int
+	}
+	var top []kv
+	for b, n := range s.tally {
+		if n >= s.limit/4 && strings.HasPrefix(b, "req ") {
+			top = append(top, kv{b, n})
+		}
+	}
+	sort.Slice(top, func(i, j int) bool {
+		if top[i].n != top[j].n {
+			return top[i].n > top[j].n
+		}
+		return top[i].base < top[j].base
+	})
+	if len(top) > 4 {
+		top = top[:4]
+	}
+	parts := make([]string, 0, len(top))
+	for _, e := range top {
+		parts = append(parts, fmt.Sprintf("%s %d times", s.labels[e.base], e.n))
+	}
+	return fmt.Sprintf("livelock: at t=%s the virtual clock stopped while requests went on: %s", now, strings.Join(parts, ", "))
+}
+
+// release gives t its turn: wakes its goroutine, or runs its action.
+func (s *scheduler) release(t *ticket) {
+	if t.fn != nil {
+		t.fn()
+		return
+	}
+	close(t.ch)
+}
+
+// livelocked returns the livelock report, "" if none.
+func (s *scheduler) livelocked() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.livelock
+}
+
+// close fails every waiting request and refuses new ones.
+func (s *scheduler) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.closed = true
+	for _, t := range s.pending {
+		if t.fn == nil {
+			t.err = errSchedulerClosed
+			close(t.ch)
+		}
+	}
+	s.pending = nil
+}
+
+// errCrashed fails the requests a crashed process was waiting on.
+var errCrashed = errors.New("sim: the process crashed before this request reached the server")
+
+// failClient fails the requests of client still waiting for their turn: a
+// crashed process's requests in flight never reach the server.
+func (s *scheduler) failClient(client string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pending = slices.DeleteFunc(s.pending, func(t *ticket) bool {
+		if t.fn != nil || t.client != client || strings.HasPrefix(t.base, "sleep ") {
+			return false
+		}
+		t.err = errCrashed
+		close(t.ch)
+		return true
+	})
+}
+
+// schedule returns the released keys so far and where enforcement diverged.
+func (s *scheduler) schedule() (keys []string, diverged int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.keys), s.diverged
+}
+
+// ScheduleDigest is a short digest of a delivery schedule (the keys of its
+// turns, in order): two runs with the same digest released the same
+// requests and events in the same order.
+func ScheduleDigest(keys []string) string {
+	h := sha256.New()
+	for _, k := range keys {
+		h.Write([]byte(k))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// DiffDeliverySchedules says where two delivery schedules first differ
+// ("" if they are the same).
+func DiffDeliverySchedules(a, b []string) string {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i] != b[i] {
+			return fmt.Sprintf("delivery schedules differ at turn %d (of %d and %d): a: %s, b: %s", i, len(a), len(b), a[i], b[i])
+		}
+	}
+	if len(a) != len(b) {
+		return fmt.Sprintf("delivery schedules differ in length: %d and %d turns (the first %d are the same)", len(a), len(b), min(len(a), len(b)))
+	}
+	return ""
+}
