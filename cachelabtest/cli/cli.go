@@ -33,6 +33,9 @@ const (
 	ExitUnexpected = 1
 	// ExitUsage: bad arguments or input files.
 	ExitUsage = 2
+	// ExitNotReproduced: a replay did not reproduce the recorded run's
+	// failed invariants (cachelab replay).
+	ExitNotReproduced = 3
 )
 
 // Env is what a command runs with: its streams, and how it gets a

@@ -27,6 +27,7 @@ type runOptions struct {
 	seed     uint64
 	parallel int
 	timeout  time.Duration
+	repeat   int
 }
 
 func runFlags() (*flag.FlagSet, *runOptions) {
@@ -356,6 +357,7 @@ func replayFlags() (*flag.FlagSet, *runOptions) {
 	o := &runOptions{}
 	fs := newFlagSet("replay")
 	fs.StringVar(&o.subject, "subject", "", "replay with this subject instead of the plan's")
+	fs.IntVar(&o.repeat, "repeat", 1, "replay N times and report how many replays reproduced the recorded run (needs its trace)")
 	return fs, o
 }
 
@@ -393,7 +395,28 @@ func replayCmd(env *Env, args []string) int {
 	if sc != nil {
 		fmt.Fprintf(w, "judged by scenario %s (%s)\n", sc.Name, sc.File)
 	}
-	results, hostOut := lab.RunBatch(host, []lab.Job{job}, lab.Options{Sequential: true})
+	if o.repeat < 1 {
+		fmt.Fprintf(env.Stderr, "cachelab replay: --repeat %d: want a number of replays >= 1\n", o.repeat)
+		return ExitUsage
+	}
+	if o.repeat > 1 && in.Recorded == nil {
+		fmt.Fprintf(env.Stderr, "cachelab replay: --repeat needs the recorded run to compare with: give its trace.jsonl (or a plan.json with trace.jsonl beside it)\n")
+		return ExitUsage
+	}
+	var (
+		results []*lab.Result
+		hostOut string
+		rep     lab.Reproduction
+	)
+	if in.Recorded != nil {
+		var err error
+		rep, results, err = lab.Reproduce(host, in, o.repeat)
+		if err != nil {
+			hostOut = err.Error()
+		}
+	} else {
+		results, hostOut = lab.RunBatch(host, []lab.Job{job}, lab.Options{Sequential: true})
+	}
 	r := results[0]
 	if hostOut != "" {
 		fmt.Fprintf(env.Stderr, "The testing framework reported failures:\n%s\n", indent(hostOut, "  "))
@@ -427,17 +450,31 @@ func replayCmd(env *Env, args []string) int {
 			fmt.Fprintf(w, "fault schedule DIFFERS from %s: %s\n", in.RecordedPath, desc)
 		}
 		if diffs := lab.VerdictDiff(in.Recorded, r.Verdicts); len(diffs) > 0 {
-			fmt.Fprintf(w, "verdicts differ from the recorded run (goroutine interleavings inside client-go are not seeded):\n")
+			fmt.Fprintf(w, "verdicts or measurements differ from the recorded run:\n")
 			for _, d := range diffs {
 				fmt.Fprintf(w, "  %s\n", d)
 			}
 		} else {
-			fmt.Fprintf(w, "verdicts: same as the recorded run\n")
+			fmt.Fprintf(w, "verdicts and measurements: same as the recorded run\n")
 		}
 		if err := lab.WriteTraceFile(out, r.Trace); err != nil {
 			fmt.Fprintf(env.Stderr, "cachelab replay: writing %s: %v\n", out, err)
 		} else {
 			fmt.Fprintf(w, "kept both traces: recorded %s, replayed %s\n", in.RecordedPath, out)
+		}
+	}
+	if in.Recorded != nil {
+		fmt.Fprintf(w, "reproduction: %s\n", rep)
+		for i, d := range rep.Differences {
+			if i == 5 {
+				fmt.Fprintf(w, "  ... and %d more\n", len(rep.Differences)-5)
+				break
+			}
+			fmt.Fprintf(w, "  %s\n", d)
+		}
+		if !rep.Reproduced() {
+			fmt.Fprintf(w, "NOT REPRODUCED: %d of %d replays failed a different set of invariants than the recorded run\n", rep.Runs-rep.SameFailed, rep.Runs)
+			return ExitNotReproduced
 		}
 	}
 	if !r.OK() {

@@ -1,0 +1,159 @@
+package cachelabtest
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/cachelab/cachelab/invariants"
+	"github.com/cachelab/cachelab/sim"
+)
+
+// Reproduction is what replaying a recorded run N times gave: how many
+// replays reproduced its failed invariants, its fault schedule and its
+// delivery schedule, measured, not promised.
+type Reproduction struct {
+	// Runs is the number of replays.
+	Runs int
+	// Failed are the recorded run's failed invariants (measurements of the
+	// sync definitions excluded), sorted.
+	Failed []string
+	// SameFailed counts replays whose failed invariants equal Failed.
+	SameFailed int
+	// SameFaults counts replays with the recorded fault schedule
+	// (sim.DiffSchedules).
+	SameFaults int
+	// SameDeliveries counts replays with the recorded delivery schedule
+	// (the order in which requests were answered and events delivered).
+	// A trace recorded before delivery schedules were recorded has none:
+	// then it is not compared and stays 0.
+	SameDeliveries int
+	// SameMeasurements counts replays whose sync-soundness measurements
+	// equal the recorded run's: reported apart, since a measurement is not
+	// a verdict.
+	SameMeasurements int
+	// Differences holds the first difference of each replay that did not
+	// reproduce something (at most one line per replay).
+	Differences []string
+	// Errors counts replays that could not run.
+	Errors int
+}
+
+// Reproduced reports whether every replay reproduced the failed set.
+func (r Reproduction) Reproduced() bool { return r.Runs > 0 && r.SameFailed == r.Runs }
+
+// Rate is the share of replays that reproduced the failed set.
+func (r Reproduction) Rate() float64 {
+	if r.Runs == 0 {
+		return 0
+	}
+	return float64(r.SameFailed) / float64(r.Runs)
+}
+
+// String is a one-paragraph summary: "reproduced 10/10 (100%) ...".
+func (r Reproduction) String() string {
+	var b strings.Builder
+	failed := "none"
+	if len(r.Failed) > 0 {
+		failed = strings.Join(r.Failed, ", ")
+	}
+	fmt.Fprintf(&b, "reproduced the failed set {%s} in %d/%d replays (%.0f%%); same fault schedule %d/%d; ",
+		failed, r.SameFailed, r.Runs, 100*r.Rate(), r.SameFaults, r.Runs)
+	if r.SameDeliveries > 0 || len(r.Differences) == 0 {
+		fmt.Fprintf(&b, "same delivery schedule %d/%d; ", r.SameDeliveries, r.Runs)
+	}
+	fmt.Fprintf(&b, "same sync measurements %d/%d (measurements, not verdicts)", r.SameMeasurements, r.Runs)
+	if r.Errors > 0 {
+		fmt.Fprintf(&b, "; %d replays could not run", r.Errors)
+	}
+	return b.String()
+}
+
+// FailedInvariants returns the names of the failed verdicts that judge the
+// subject (measurements excluded), sorted.
+func FailedInvariants(vs []invariants.Verdict) []string {
+	var out []string
+	for _, v := range vs {
+		if v.Status == invariants.Fail && !IsMeasurement(v.Invariant) {
+			out = append(out, v.Invariant)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// measurements returns the sync-soundness verdicts as "name=status".
+func measurements(vs []invariants.Verdict) []string {
+	var out []string
+	for _, v := range vs {
+		if IsMeasurement(v.Invariant) {
+			out = append(out, v.Invariant+"="+string(v.Status))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Compare adds one replay's result to the reproduction of recorded
+// (judged as recordedVerdicts).
+func (r *Reproduction) Compare(recorded *sim.Trace, recordedVerdicts []invariants.Verdict, replay *Result) {
+	r.Runs++
+	if replay.Err != nil || replay.Trace == nil {
+		r.Errors++
+		r.Differences = append(r.Differences, fmt.Sprintf("replay %d: the run failed: %v", r.Runs, replay.Err))
+		return
+	}
+	r.Failed = FailedInvariants(recordedVerdicts)
+	var diff []string
+	if got := FailedInvariants(replay.Verdicts); slices.Equal(got, r.Failed) {
+		r.SameFailed++
+	} else {
+		diff = append(diff, fmt.Sprintf("failed {%s}, recorded {%s}", strings.Join(got, ", "), strings.Join(r.Failed, ", ")))
+	}
+	if d := sim.DiffSchedules(recorded, replay.Trace); d == "" {
+		r.SameFaults++
+	} else {
+		diff = append(diff, strings.ReplaceAll(d, "\n", " "))
+	}
+	if len(recorded.Schedule) > 0 {
+		if d := sim.DiffDeliverySchedules(recorded.Schedule, replay.Trace.Schedule); d == "" {
+			r.SameDeliveries++
+		} else {
+			diff = append(diff, d)
+		}
+	}
+	if slices.Equal(measurements(recordedVerdicts), measurements(replay.Verdicts)) {
+		r.SameMeasurements++
+	}
+	if len(diff) > 0 {
+		r.Differences = append(r.Differences, fmt.Sprintf("replay %d: %s", r.Runs, strings.Join(diff, "; ")))
+	}
+}
+
+// Reproduce replays in.Plan n times under host, one at a time, and
+// compares each replay with in.Recorded (which must be set). The replays
+// write no files. Results are returned too, the last one first to keep.
+func Reproduce(host Host, in *Input, n int) (Reproduction, []*Result, error) {
+	if in.Recorded == nil {
+		return Reproduction{}, nil, fmt.Errorf("no recorded run to compare with: give the trace.jsonl of a run (or a plan.json with its trace.jsonl beside it)")
+	}
+	if n < 1 {
+		return Reproduction{}, nil, fmt.Errorf("--repeat %d: want at least 1 replay", n)
+	}
+	sc := MatchScenario(in.Plan)
+	jobs := make([]Job, n)
+	for i := range jobs {
+		jobs[i] = NewJob(in.Plan, sc)
+		jobs[i].ID = fmt.Sprintf("%s/replay-%d", jobs[i].ID, i+1)
+	}
+	results, hostOut := RunBatch(host, jobs, Options{Sequential: true})
+	recordedVerdicts := checkTrace(in.Recorded)
+	var rep Reproduction
+	for _, res := range results {
+		rep.Compare(in.Recorded, recordedVerdicts, res)
+	}
+	if hostOut != "" {
+		return rep, results, fmt.Errorf("the testing framework reported failures:\n%s", hostOut)
+	}
+	return rep, results, nil
+}

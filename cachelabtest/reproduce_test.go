@@ -1,0 +1,126 @@
+package cachelabtest_test
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	lab "github.com/cachelab/cachelab/cachelabtest"
+	"github.com/cachelab/cachelab/scenarios"
+	"github.com/cachelab/cachelab/sim"
+	_ "github.com/cachelab/cachelab/subjects/bellerophon"
+)
+
+// reproduction replays every failing plan among random plans
+// first..first+plans-1 of each subject n times and returns the per-subject
+// reproductions. A plan "fails" when an invariant of the subject fails
+// (measurements excluded), as `cachelab run --random` counts it.
+func reproduction(t *testing.T, subjects []string, first uint64, plans, n int) map[string]*lab.Reproduction {
+	t.Helper()
+	host := lab.TestHost(t)
+	out := map[string]*lab.Reproduction{}
+	for _, subject := range subjects {
+		var jobs []lab.Job
+		for seed := first; seed < first+uint64(plans); seed++ {
+			p := scenarios.Random(seed, subject)
+			jobs = append(jobs, lab.NewJob(&p, nil))
+		}
+		results, hostOut := lab.RunBatch(host, jobs, lab.Options{})
+		if hostOut != "" {
+			t.Fatalf("%s: %s", subject, hostOut)
+		}
+		rep := &lab.Reproduction{}
+		out[subject] = rep
+		for _, r := range results {
+			if r.Err != nil {
+				t.Fatalf("%s: %v", r.Job.ID, r.Err)
+			}
+			if len(lab.FailedInvariants(r.Verdicts)) == 0 {
+				continue
+			}
+			in := &lab.Input{Plan: r.Job.Plan, Recorded: r.Trace}
+			one, _, err := lab.Reproduce(host, in, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep.Failed = append(rep.Failed, r.Job.ID)
+			rep.Runs += one.Runs
+			rep.SameFailed += one.SameFailed
+			rep.SameFaults += one.SameFaults
+			rep.SameDeliveries += one.SameDeliveries
+			rep.SameMeasurements += one.SameMeasurements
+			rep.Errors += one.Errors
+			for _, d := range one.Differences {
+				rep.Differences = append(rep.Differences, r.Job.ID+": "+d)
+			}
+		}
+	}
+	return out
+}
+
+// TestFailingRandomPlansReproduceWhenReplayed is the reproduction rate in
+// make test: failing random plans of three mutants, each replayed 10 times;
+// it fails under 99% of replays reproducing the failed set.
+func TestFailingRandomPlansReproduceWhenReplayed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays dozens of runs")
+	}
+	subjects := []string{"bellerophon/no-expectations", "bellerophon/no-uid-check", "bellerophon/stale-status"}
+	reps := reproduction(t, subjects, 1, 8, 10)
+	total := lab.Reproduction{}
+	for _, s := range subjects {
+		r := reps[s]
+		t.Logf("%-30s %d failing plans, %d replays: failed set %d, fault schedule %d, delivery schedule %d", s, len(r.Failed), r.Runs, r.SameFailed, r.SameFaults, r.SameDeliveries)
+		total.Runs += r.Runs
+		total.SameFailed += r.SameFailed
+		total.SameFaults += r.SameFaults
+		for _, d := range r.Differences {
+			t.Log(d)
+		}
+	}
+	if total.Runs < 30 {
+		t.Fatalf("only %d replays of failing plans: too few to measure a rate", total.Runs)
+	}
+	if rate := total.Rate(); rate < 0.99 {
+		t.Fatalf("%d/%d replays (%.1f%%) reproduced the failed set, want >= 99%%", total.SameFailed, total.Runs, 100*rate)
+	}
+}
+
+// TestReproductionTable prints the issue's table (make reproduction): every
+// mutant, CACHELAB_REPRODUCTION random plans each (seeds 1..), every
+// failing plan replayed 10 times.
+func TestReproductionTable(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("CACHELAB_REPRODUCTION"))
+	if n <= 0 {
+		t.Skip("set CACHELAB_REPRODUCTION=plans (make reproduction)")
+	}
+	var subjects []string
+	for _, s := range sim.Subjects() {
+		if s.Mutant && strings.HasPrefix(s.Name, "bellerophon/") {
+			subjects = append(subjects, s.Name)
+		}
+	}
+	reps := reproduction(t, subjects, 1, n, 10)
+	var b strings.Builder
+	fmt.Fprintf(&b, "| subject | failing plans (of %d) | replays reproducing the failed set | same fault schedule | same delivery schedule |\n| --- | --- | --- | --- | --- |\n", n)
+	var total lab.Reproduction
+	plans := 0
+	for _, s := range subjects {
+		r := reps[s]
+		plans += len(r.Failed)
+		total.Runs += r.Runs
+		total.SameFailed += r.SameFailed
+		total.SameFaults += r.SameFaults
+		total.SameDeliveries += r.SameDeliveries
+		fmt.Fprintf(&b, "| %s | %d | %d/%d | %d/%d | %d/%d |\n", s, len(r.Failed), r.SameFailed, r.Runs, r.SameFaults, r.Runs, r.SameDeliveries, r.Runs)
+	}
+	fmt.Fprintf(&b, "| total | %d | **%d/%d (%.1f%%)** | %d/%d | %d/%d |\n", plans, total.SameFailed, total.Runs, 100*total.Rate(), total.SameFaults, total.Runs, total.SameDeliveries, total.Runs)
+	t.Log("\n" + b.String())
+	for _, s := range subjects {
+		for _, d := range reps[s].Differences {
+			t.Log(d)
+		}
+	}
+}
