@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: kubectl help deps run test test-short lint vet fmt-check bench fuzz tidy codegen verify-codegen mutation-score hassynced campaign-memory load-test real-apiserver real-apiserver-start real-apiserver-stop fidelity-record operator-e2e openapi-record
+.PHONY: kubectl help deps run test test-short lint vet fmt-check bench fuzz tidy codegen verify-codegen mutation-score reproduction hassynced campaign-memory load-test real-apiserver real-apiserver-start real-apiserver-stop fidelity-record operator-e2e openapi-record
 
 help: ## list targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -53,6 +53,9 @@ campaign-memory: ## slow: RUNS (default 10000) random runs of bellerophon must p
 	@command -v /usr/bin/time >/dev/null || { echo "needs GNU time (/usr/bin/time)"; exit 2; }
 	/usr/bin/time -f '%M' -o /tmp/cachelab-campaign.rss /tmp/cachelab-campaign run --random $${RUNS:-10000} --out "" | tail -3
 	@kb=$$(tail -1 /tmp/cachelab-campaign.rss); echo "peak RSS: $$((kb / 1024)) MiB for $${RUNS:-10000} runs (budget 1024 MiB)"; [ "$$kb" -lt 1048576 ]
+
+reproduction: ## slow: replay every failing random plan of six mutants 10 times (PLANS per mutant, default 40) and print the reproduction table
+	CACHELAB_REPRODUCTION=$${PLANS:-40} $(GO) test ./cachelabtest -run TestReproductionTable -v -count=1 -timeout 60m
 
 hassynced: ## slow: the HasSynced comparison table over N random plans per subject (N, default 1000)
 	@mkdir -p out

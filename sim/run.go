@@ -172,7 +172,9 @@ func newRun(ctx context.Context, plan *Plan, info SubjectInfo) *run {
 	r := &run{ctx: ctx, plan: plan, info: info, start: start}
 	r.policy = NewPolicy(plan, func() time.Duration { return time.Since(start) })
 	r.sched = newScheduler(r.now, r.policy, plan.Schedule, plan.LivelockAfter)
-	r.policy.sched = r.sched
+	if ctx.Value(unscheduledKey{}) == nil {
+		r.policy.sched = r.sched
+	}
 	r.rec = newRecorder(start, r.policy)
 	r.srv = fakeapi.NewServer(fakeapi.Options{Hooks: r.policy, Observer: r.rec})
 	r.policy.Attach(r.srv)

@@ -107,6 +107,18 @@ func newScheduler(now func() time.Duration, policy *Policy, enforce []string, li
 	}
 }
 
+// unscheduledKey marks the context of a run made without the scheduler.
+type unscheduledKey struct{}
+
+// WithoutScheduler returns ctx marked so that RunInBubble runs the plan
+// without the deterministic scheduler: requests are answered and events
+// delivered as soon as goroutines get there, as before the scheduler
+// existed. It exists to measure what the scheduler costs (cachelab bench
+// --access direct,direct-unscheduled); such a run is not reproducible.
+func WithoutScheduler(ctx context.Context) context.Context {
+	return context.WithValue(ctx, unscheduledKey{}, true)
+}
+
 // ungatedKey marks a context whose requests are not scheduled: the run
 // loop's own (the user's steps), which it serves itself.
 type ungatedKey struct{}

@@ -19,7 +19,7 @@ import (
 func benchCommand() command {
 	return command{"bench",
 		"measure the standard scenario's runs per CPU-second and virtual/wall against baselines measured in the same run",
-		"[--runs N] [--access direct,http] [--procs N]",
+		"[--runs N] [--access direct,http,direct-unscheduled] [--procs N]",
 		"cachelab bench --runs 50 --access direct", benchCmd}
 }
 
@@ -33,7 +33,7 @@ func benchFlags() (*flag.FlagSet, *benchOptions) {
 	o := &benchOptions{}
 	fs := newFlagSet("bench")
 	fs.IntVar(&o.runs, "runs", 20, "runs of each kind (scenario on each access path, server baseline, floor baseline), alternating")
-	fs.StringVar(&o.access, "access", "direct,http", "comma-separated access paths of the scenario: direct, http")
+	fs.StringVar(&o.access, "access", "direct,http,direct-unscheduled", "comma-separated access paths of the scenario: direct, http, and direct-unscheduled (direct without the deterministic scheduler, to measure its cost)")
 	fs.IntVar(&o.procs, "procs", 0, "GOMAXPROCS during the runs (0: unchanged); a run's goroutines mostly take turns, so 1 spares the wake-ups of idle threads")
 	return fs, o
 }
@@ -59,8 +59,8 @@ func benchCmd(env *Env, args []string) int {
 	var accesses []string
 	for _, a := range strings.Split(o.access, ",") {
 		a = strings.TrimSpace(a)
-		if a != "direct" && a != "http" {
-			fmt.Fprintf(env.Stderr, "cachelab bench: --access %q: unknown access path %q (allowed: direct, http, comma-separated)\n", o.access, a)
+		if a != "direct" && a != "http" && a != "direct"+simbench.Unscheduled {
+			fmt.Fprintf(env.Stderr, "cachelab bench: --access %q: unknown access path %q (allowed: direct, http, direct-unscheduled, comma-separated)\n", o.access, a)
 			return ExitUsage
 		}
 		accesses = append(accesses, a)
@@ -119,7 +119,13 @@ func printBench(env *Env, runs int, res []simbench.Result, scenarios int) {
 			r.RunsPerCPUSecond(), r.VirtualPerWall(), float64(r.HandlerCalls)/float64(r.Runs), ratio(r, server), ratio(r, floor))
 	}
 	tw.Flush()
+	if d, u := byName["direct"], byName["direct"+simbench.Unscheduled]; d.Runs > 0 && u.Runs > 0 {
+		fmt.Fprintf(w, "\nscheduler cost: the direct path runs at %.2fx the runs per CPU-second of the same path without the deterministic scheduler (%.1f vs %.1f)\n",
+			d.RunsPerCPUSecond()/u.RunsPerCPUSecond(), d.RunsPerCPUSecond(), u.RunsPerCPUSecond())
+	}
 	fmt.Fprintf(w, `
+direct-unscheduled: the direct path without the deterministic scheduler (not reproducible;
+        there to measure what ordering every request and event costs).
 server: the same timeline through fakeapi (no fault policy, latency, recorder or trace).
 floor:  the same timeline into the same real informer and workqueue from a map and a
         watch channel (no fakeapi, no sim): what client-go alone costs per run.

@@ -3,6 +3,7 @@ package simbench
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cachelab/cachelab/sim"
@@ -59,6 +60,11 @@ func (r *Result) add(cpu, wall, virtual time.Duration, handled int) {
 // and "floor" (FloorRun: the informer alone).
 var Baselines = []string{"server", "floor"}
 
+// Unscheduled is the suffix of an access path ("direct-unscheduled") that
+// Measure runs without the deterministic scheduler (sim.WithoutScheduler),
+// to measure what the scheduler costs.
+const Unscheduled = "-unscheduled"
+
 // Measure runs n runs of the standard scenario on each access path of
 // accesses ("direct", "http"), n runs of ServerRun and n runs of FloorRun,
 // alternating one of each, and returns one Result per access path, then
@@ -73,7 +79,7 @@ func Measure(ctx context.Context, n int, accesses ...string) ([]Result, error) {
 	plans := make([]*sim.Plan, len(accesses))
 	for i, a := range accesses {
 		results[i].Name = a
-		plans[i] = StandardPlan(a)
+		plans[i] = StandardPlan(strings.TrimSuffix(a, Unscheduled))
 		if err := plans[i].Validate(); err != nil {
 			return nil, err
 		}
@@ -84,8 +90,12 @@ func Measure(ctx context.Context, n int, accesses ...string) ([]Result, error) {
 	}
 	for range n {
 		for i, p := range plans {
+			rctx := ctx
+			if strings.HasSuffix(accesses[i], Unscheduled) {
+				rctx = sim.WithoutScheduler(ctx)
+			}
 			cpu0, wall0 := cpuTime(), wallTime()
-			tr, err := sim.RunInBubble(ctx, p)
+			tr, err := sim.RunInBubble(rctx, p)
 			cpu, wall := cpuTime()-cpu0, wallTime()-wall0
 			if err != nil {
 				return nil, fmt.Errorf("simbench: %s run: %w", p.Access, err)
