@@ -33,6 +33,7 @@ func TestEachMutantsReportMarksTheStepItsBugBreaks(t *testing.T) {
 		{"finalizer-cleanup", "bellerophon/finalizer-never-removed", sim.RecReconcile, func(r sim.Record) bool { return r.Key == "default/web" }, "the reconcile of the deleted web that leaves its finalizer"},
 		{"read-your-writes", "bellerophon/no-read-your-writes", sim.RecRequest, func(r sim.Record) bool { return r.Code == 409 }, "the write from a stale copy that collides (409) with its own"},
 		{"conflict-stale-copy", "bellerophon/drops-conflicts", sim.RecReconcile, func(r sim.Record) bool { return r.Op == "end" && r.Result != "ok" }, "the reconcile whose conflict it drops"},
+		{"time-travel-stale-replica", "bellerophon/lists-stale-replica", sim.RecHandler, func(r sim.Record) bool { return r.Name == "web" && r.Initial }, "the handler call of the restart's stale initial list that shows web older than before"},
 		{"competing-writer", "bellerophon/stale-status", sim.RecWrite, func(r sim.Record) bool { return r.Actor == "bellerophon/stale-status" }, "its write that reverts the competitor's change"},
 	} {
 		t.Run(tc.subject, func(t *testing.T) {

@@ -187,7 +187,7 @@ func NewController(ctx context.Context, env sim.Env, opts Options) (*Controller,
 	eventRecorder := broadcaster.NewRecorder(scheme, corev1.EventSource{Component: name})
 
 	lw := func(gvr schema.GroupVersionResource) cache.ListerWatcher {
-		return listerWatcher{env.ListerWatcher(gvr, metav1.NamespaceAll)}
+		return listerWatcher{ListerWatcherWithContext: env.ListerWatcher(gvr, metav1.NamespaceAll), noWatchList: opts.Bug == ListsStaleReplica}
 	}
 	indexers := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
 	bphInformer := cache.NewSharedIndexInformer(lw(v1alpha1.Resource), &unstructured.Unstructured{}, 0, indexers)
@@ -278,6 +278,9 @@ func (s generateNameSink) Create(e *corev1.Event) (*corev1.Event, error) {
 // uses them when present) and WatchList support.
 type listerWatcher struct {
 	cache.ListerWatcherWithContext
+	// noWatchList opts the reflector out of WatchList (ListsStaleReplica):
+	// its first list is then at resourceVersion "0".
+	noWatchList bool
 }
 
 // List lists without a context.
@@ -290,9 +293,13 @@ func (l listerWatcher) Watch(opts metav1.ListOptions) (watch.Interface, error) {
 	return l.WatchWithContext(context.Background(), opts)
 }
 
-// IsWatchListSemanticsUnSupported forwards the wrapped ListerWatcher's
-// answer (false when it does not say: WatchList is tried).
+// IsWatchListSemanticsUnSupported is true for the ListsStaleReplica
+// mutant, else forwards the wrapped ListerWatcher's answer (false when it
+// does not say: WatchList is tried).
 func (l listerWatcher) IsWatchListSemanticsUnSupported() bool {
+	if l.noWatchList {
+		return true
+	}
 	if u, ok := l.ListerWatcherWithContext.(interface{ IsWatchListSemanticsUnSupported() bool }); ok {
 		return u.IsWatchListSemanticsUnSupported()
 	}

@@ -96,6 +96,16 @@ const (
 	// too many (EDGE 28; the DaemonSet controller counts a timeout as
 	// "created, not yet observed" and leaves it to the informer).
 	TimeoutAsFailure Bug = "timeout-as-failure"
+
+	// ListsStaleReplica opts its informers out of WatchList, as reflectors
+	// before client-go v0.35 (or with the WatchListClient gate off) were:
+	// their first list is at resourceVersion "0", "any version you have",
+	// which an API server may serve from a lagging watch cache. After a
+	// restart it can see an object older than the one it saw before it
+	// died, and it acts on it: it reconciles a Bellerophon at a version the
+	// user has already replaced, and rolls its children back (EDGE 12:
+	// k/k#59848; Sieve's time-travel bugs).
+	ListsStaleReplica Bug = "lists-stale-replica"
 )
 
 // BugInfo documents one mutant for the registry.
@@ -131,6 +141,8 @@ var Bugs = []BugInfo{
 		"EDGE 24: KEP-5647 stale-controller mitigation"},
 	{TimeoutAsFailure, "Bellerophon that treats a timed-out Pod create as failed and creates it again.",
 		"EDGE 28: kubernetes pkg/controller/daemon, \"Pod is created but its initialization has timed out\""},
+	{ListsStaleReplica, "Bellerophon whose informers list at resourceVersion 0 (no WatchList): after a restart a lagging replica shows it the past, and it acts on it.",
+		"EDGE 12: kubernetes#59848; Sieve (OSDI '22) time-travel bugs"},
 }
 
 // Valid reports whether b is NoBug or one of Bugs.

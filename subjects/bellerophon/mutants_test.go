@@ -75,6 +75,44 @@ func desiredAtEnd(tr *sim.Trace) (bool, string) {
 
 var mutantCases = []mutantCase{
 	{
+		// Reads at resourceVersion 0 are served three revisions behind
+		// from 4s; the controller restarts at 6s. Its informers' first list
+		// after the restart goes to that replica unless they use WatchList:
+		// its handler then sees a older than it had seen before the crash.
+		bug: bellerophon.ListsStaleReplica,
+		plan: func(subject string) *sim.Plan {
+			p := basePlan("restart-on-a-lagging-replica", subject, bphJSON("a", 1, "1", nil))
+			p.Faults.Latency = sim.Distribution{Kind: "fixed", Max: at(20 * time.Millisecond)}
+			stale := fault(4*time.Second, "stale-replica", "")
+			stale.Lag, stale.For = 3, sim.Duration(30*time.Second)
+			p.Steps = []sim.Step{
+				patchStep(2*time.Second, `{"spec":{"version":"2"}}`),
+				patchStep(3*time.Second, `{"spec":{"version":"3"}}`),
+				stale,
+				{At: at(5 * time.Second), Actor: "controller", Op: "crash"},
+				{At: at(6 * time.Second), Actor: "controller", Op: "restart"},
+			}
+			return p
+		},
+		shows: func(t *testing.T, tr *sim.Trace, subject string) (bool, string) {
+			var maxBefore, back int64
+			for _, r := range tr.Records {
+				if r.Kind != sim.RecHandler || r.Actor != subject || r.Name != "a" {
+					continue
+				}
+				if r.At.D() < 5*time.Second {
+					maxBefore = max(maxBefore, r.RV)
+				} else if r.RV < maxBefore && back == 0 {
+					back = r.RV
+				}
+			}
+			if back > 0 {
+				return true, fmt.Sprintf("after the restart its handler saw a at RV %d, older than RV %d it had seen before", back, maxBefore)
+			}
+			return false, fmt.Sprintf("a never went back in time (RV %d before the crash)", maxBefore)
+		},
+	},
+	{
 		// The controller's first Pod create is applied by the server but
 		// reported to it as a timeout; watch events take 20ms, so a retry
 		// made before then sees one Pod too few.
