@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	fakedynamic "k8s.io/client-go/dynamic/fake"
@@ -243,9 +242,6 @@ func (c *Client) reactUntyped(unstructuredWatch bool, fake *clienttesting.Fake) 
 			}
 			return true, nil, unsupportedSubresource(a.Verb, gvr, sub)
 		case clienttesting.PatchActionImpl:
-			if a.PatchType == types.ApplyPatchType {
-				return true, nil, apierrors.NewMethodNotSupported(gvr.GroupResource(), "apply (server-side apply is not served by cachelab's fake API server; use create, update or patch)")
-			}
 			if sub != "" && sub != "status" {
 				return true, nil, unsupportedSubresource(a.Verb, gvr, sub)
 			}

@@ -30,6 +30,15 @@ func (s *Server) ReturnsDeletedObject(gvr schema.GroupVersionResource) bool {
 	return s.st.ReturnsDeletedObject(gvr)
 }
 
+// Exists reports whether ns/name of gvr exists now (no request: hooks and
+// observers see nothing).
+func (s *Server) Exists(gvr schema.GroupVersionResource, ns, name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, err := s.st.Get(gvr, ns, name, metav1.GetOptions{})
+	return err == nil
+}
+
 // GetScale reads the scale subresource of an object.
 func (c *Client) GetScale(ctx context.Context, gvr schema.GroupVersionResource, ns, name string) (*autoscalingv1.Scale, error) {
 	if ctx != nil && ctx.Err() != nil {

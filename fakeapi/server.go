@@ -114,6 +114,11 @@ type Options struct {
 	// plans and subjects use namespaces without creating them; `cachelab
 	// serve` turns it on.
 	NamespaceLifecycle bool
+	// TrackManagedFields records metadata.managedFields on every write, as
+	// kube-apiserver does (see store.Options.TrackManagedFields); `cachelab
+	// serve` turns it on. Off, server-side apply tracks fields from an
+	// object's first apply on.
+	TrackManagedFields bool
 }
 
 // DefaultBookmarkInterval is the period of bookmarks when
@@ -171,7 +176,7 @@ func NewServer(opts Options) *Server {
 		s.bookmarkInterval = DefaultBookmarkInterval
 	}
 	s.encoder = json.NewSerializerWithOptions(json.DefaultMetaFactory, s.scheme, s.scheme, json.SerializerOptions{})
-	s.st = store.New(store.Options{Clock: s.clock, HistoryWindow: opts.HistoryWindow, Scheme: s.scheme, NamespaceLifecycle: opts.NamespaceLifecycle})
+	s.st = store.New(store.Options{Clock: s.clock, HistoryWindow: opts.HistoryWindow, Scheme: s.scheme, NamespaceLifecycle: opts.NamespaceLifecycle, TrackManagedFields: opts.TrackManagedFields})
 	return s
 }
 

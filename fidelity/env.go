@@ -84,7 +84,13 @@ type Env struct {
 	// clean, if set, rewrites every object body before it is recorded
 	// (the case still chains on the raw answer).
 	clean func(map[string]any) map[string]any
+	// managers keeps managedFields in the answers (ShowManagers).
+	managers bool
 }
+
+// ShowManagers makes every later answer keep its object's managedFields
+// (manager, operation, subresource, fields; no time).
+func (e *Env) ShowManagers() { e.managers = true }
 
 // Clean makes every later object answer be recorded as clean returns it
 // (for content no normalization can rank, such as a UID copied into a
@@ -148,7 +154,10 @@ func (e *Env) Fatalf(format string, args ...any) {
 }
 
 // record appends an answer.
-func (e *Env) record(a RawAnswer) { e.answers = append(e.answers, a) }
+func (e *Env) record(a RawAnswer) {
+	a.Managers = e.managers
+	e.answers = append(e.answers, a)
+}
 
 // Note records an observation of the case's own as a step.
 func (e *Env) Note(step, note string) { e.record(RawAnswer{Step: step, Note: note}) }

@@ -30,8 +30,9 @@ func runOnFake(t *testing.T, c Case) ([]Answer, error) {
 		runErr error
 	)
 	synctest.Test(t, func(t *testing.T) {
-		// NamespaceLifecycle on, as `cachelab serve` runs it.
-		srv, err := NewFakeServer(fakeapi.Options{NamespaceLifecycle: true})
+		// NamespaceLifecycle and TrackManagedFields on, as `cachelab
+		// serve` runs it.
+		srv, err := NewFakeServer(fakeapi.Options{NamespaceLifecycle: true, TrackManagedFields: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,6 +41,11 @@ func runOnFake(t *testing.T, c Case) ([]Answer, error) {
 		defer srv.Close()
 		ctx := context.Background()
 		cfg := pipe.RESTConfig("fidelity")
+		// The user agent the recording's requests carried on the wire (a
+		// bare rest.RESTClientFor sets none, so Go's HTTP client sends its
+		// own); the default fieldManager of a write comes from it. The
+		// typed clientset sets client-go's own on both.
+		cfg.UserAgent = "Go-http-client/2.0"
 		if err := createNamespace(ctx, cfg, c.Namespace()); err != nil {
 			t.Fatal(err)
 		}

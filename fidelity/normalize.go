@@ -1,6 +1,7 @@
 package fidelity
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -23,6 +24,8 @@ type RawAnswer struct {
 	// Note is an observation of the case's own (a transport error, "no
 	// event before the deadline").
 	Note string
+	// Managers keeps the object's managedFields (see Object.Managers).
+	Managers bool
 }
 
 // RawEvent is one watch event as decoded from the stream.
@@ -77,6 +80,9 @@ type Details struct {
 type Cause struct {
 	Field string `json:"field,omitempty"`
 	Type  string `json:"type,omitempty"`
+	// Message is kept for FieldManagerConflict causes only: it names the
+	// manager that owns the field.
+	Message string `json:"message,omitempty"`
 }
 
 // Object is an object reduced to the fields that carry meaning.
@@ -102,6 +108,10 @@ type Object struct {
 	// Content is every top-level field but apiVersion, kind and metadata
 	// (data, spec, status, type ...).
 	Content map[string]any `json:"content,omitempty"`
+	// Managers are metadata.managedFields as "manager operation
+	// [subresource] fields", in order, only for steps that ask (server-side
+	// apply cases): time is dropped.
+	Managers []string `json:"managers,omitempty"`
 }
 
 // List is a list reduced to what carries meaning.
@@ -283,7 +293,11 @@ func (n *normalizer) answer(r RawAnswer) Answer {
 			}
 			for _, c := range slice(det, "causes") {
 				if cm, ok := c.(map[string]any); ok {
-					a.Causes = append(a.Causes, Cause{Field: str(cm, "field"), Type: str(cm, "reason")})
+					c := Cause{Field: str(cm, "field"), Type: str(cm, "reason")}
+					if c.Type == "FieldManagerConflict" {
+						c.Message = str(cm, "message") // names the manager
+					}
+					a.Causes = append(a.Causes, c)
 				}
 			}
 			sort.Slice(a.Causes, func(i, j int) bool {
@@ -310,6 +324,9 @@ func (n *normalizer) answer(r RawAnswer) Answer {
 		a.List = l
 	default:
 		o := n.object(r.Body)
+		if r.Managers {
+			o.Managers = managers(r.Body)
+		}
 		a.Object = &o
 	}
 	for _, ev := range r.Events {
@@ -443,4 +460,22 @@ func parseRV(rv string) (uint64, bool) {
 	}
 	v, err := strconv.ParseUint(rv, 10, 64)
 	return v, err == nil
+}
+
+// managers renders an object's managedFields without their times.
+func managers(obj map[string]any) []string {
+	var out []string
+	for _, e := range slice(meta(obj), "managedFields") {
+		m, ok := e.(map[string]any)
+		if !ok {
+			continue
+		}
+		fields, _ := json.Marshal(m["fieldsV1"])
+		line := str(m, "manager") + " " + str(m, "operation")
+		if sub := str(m, "subresource"); sub != "" {
+			line += " " + sub
+		}
+		out = append(out, line+" "+string(fields))
+	}
+	return out
 }

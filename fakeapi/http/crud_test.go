@@ -2,6 +2,7 @@ package http_test
 
 import (
 	"context"
+	"k8s.io/utils/ptr"
 	"testing"
 	"testing/synctest"
 
@@ -68,8 +69,18 @@ func typedCRUD(t *testing.T, cs kubernetes.Interface) {
 			t.Errorf("%s patch = %v, %v; want k=%s", p.pt, out.Data, err, p.want)
 		}
 	}
-	if _, err := cms.Patch(ctx, "one", types.ApplyPatchType, []byte(`{}`), metav1.PatchOptions{FieldManager: "t"}); !apierrors.IsUnsupportedMediaType(err) {
-		t.Errorf("apply patch: err = %v, want UnsupportedMediaType (415)", err)
+	if _, err := cms.Patch(ctx, "one", types.ApplyPatchType, []byte(`{}`), metav1.PatchOptions{FieldManager: "t"}); !apierrors.IsBadRequest(err) {
+		t.Errorf("apply patch without apiVersion and kind: err = %v, want BadRequest", err)
+	}
+	// Server-side apply: k was set before any apply, so changing it
+	// conflicts (as with the creator's Update entry on kube-apiserver)
+	// until forced.
+	applied := []byte(`{"apiVersion":"v1","kind":"ConfigMap","data":{"k":"applied"}}`)
+	if _, err := cms.Patch(ctx, "one", types.ApplyPatchType, applied, metav1.PatchOptions{FieldManager: "t"}); !apierrors.IsConflict(err) {
+		t.Errorf("server-side apply of a field set before: %v, want 409", err)
+	}
+	if out, err := cms.Patch(ctx, "one", types.ApplyPatchType, applied, metav1.PatchOptions{FieldManager: "t", Force: ptr.To(true)}); err != nil || out.Data["k"] != "applied" || len(out.ManagedFields) == 0 {
+		t.Errorf("forced server-side apply = %v, %v; want k=applied with managedFields", out, err)
 	}
 	if _, err := cms.Patch(ctx, "one", types.MergePatchType, []byte(`{not json`), metav1.PatchOptions{}); !apierrors.IsBadRequest(err) {
 		t.Errorf("malformed merge patch: err = %v, want BadRequest", err)

@@ -36,7 +36,8 @@
 // works (openapi.go); /openapi/v2 is 404.
 //
 // Patch content types: merge, JSON patch and strategic merge (built-ins);
-// server-side apply (application/apply-patch+yaml) gets 415.
+// server-side apply (application/apply-patch+yaml) is served by the
+// store's field manager.
 package http
 
 import (
@@ -51,6 +52,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -360,6 +363,9 @@ func (h *handler) serveResource(w nethttp.ResponseWriter, req *request) {
 			h.writeError(w, r, err)
 			return
 		}
+		if opts.FieldManager == "" {
+			opts.FieldManager = prefixFromUserAgent(r.UserAgent())
+		}
 		out, err := req.client.Create(ctx, req.gvr, req.ns, obj, opts)
 		h.respond(w, req, nethttp.StatusCreated, out, err)
 	case nethttp.MethodPut:
@@ -380,6 +386,9 @@ func (h *handler) serveResource(w nethttp.ResponseWriter, req *request) {
 		if err := checkIdentity(req, obj, true); err != nil {
 			h.writeError(w, r, err)
 			return
+		}
+		if opts.FieldManager == "" {
+			opts.FieldManager = prefixFromUserAgent(r.UserAgent())
 		}
 		var out runtime.Object
 		if req.sub == "status" {
@@ -408,8 +417,15 @@ func (h *handler) serveResource(w nethttp.ResponseWriter, req *request) {
 		if req.sub != "" {
 			subs = []string{req.sub}
 		}
+		code := nethttp.StatusOK
+		if pt == types.ApplyYAMLPatchType && req.sub == "" && !h.srv.Exists(req.gvr, req.ns, req.name) {
+			code = nethttp.StatusCreated // an apply that creates answers 201
+		}
+		if opts.FieldManager == "" && pt != types.ApplyYAMLPatchType {
+			opts.FieldManager = prefixFromUserAgent(r.UserAgent())
+		}
 		out, err := req.client.Patch(ctx, req.gvr, req.ns, req.name, pt, body, opts, subs...)
-		h.respond(w, req, nethttp.StatusOK, out, err)
+		h.respond(w, req, code, out, err)
 	case nethttp.MethodDelete:
 		if req.sub != "" {
 			h.writeError(w, r, methodNotAllowed(schema.GroupResource{Group: gr.Group, Resource: gr.Resource + "/" + req.sub}, "delete"))
@@ -835,4 +851,22 @@ func (h *handler) serveScale(w nethttp.ResponseWriter, req *request) {
 	}
 	out.TypeMeta = metav1.TypeMeta{Kind: "Scale", APIVersion: "autoscaling/v1"}
 	h.writeObject(w, req, nethttp.StatusOK, out)
+}
+
+// prefixFromUserAgent is kube-apiserver's default fieldManager of a write
+// that names none: the user agent up to its first "/", printable
+// characters only, at most 128 bytes.
+func prefixFromUserAgent(ua string) string {
+	m := strings.Split(ua, "/")[0]
+	var b strings.Builder
+	for _, r := range m {
+		if !unicode.IsPrint(r) {
+			continue
+		}
+		if b.Len()+utf8.RuneLen(r) > 128 {
+			break
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -90,7 +90,7 @@ func TestErrorsAreStatusBodiesWithTheirCodes(t *testing.T) {
 			{"POST", "/api/v1/namespaces/a/configmaps", "text/plain", "x", 415, metav1.StatusReasonUnsupportedMediaType},
 			{"POST", "/api/v1/namespaces/a/configmaps", "application/json", `{"metadata":{"name":"one"}}`, 409, metav1.StatusReasonAlreadyExists},
 			{"PUT", "/api/v1/namespaces/a/configmaps/one", "application/json", `{"metadata":{"name":"two"}}`, 400, metav1.StatusReasonBadRequest},
-			{"PATCH", "/api/v1/namespaces/a/configmaps/one", "application/apply-patch+yaml", `{}`, 415, metav1.StatusReasonUnsupportedMediaType},
+			{"PATCH", "/api/v1/namespaces/a/configmaps/one", "application/apply-patch+yaml", `{}`, 422, metav1.StatusReasonInvalid}, // no fieldManager
 			{"GET", "/api/v1/namespaces/a/configmaps?limit=x", "", "", 400, metav1.StatusReasonBadRequest},
 			{"GET", "/api/v1/namespaces/a/configmaps?resourceVersion=99999", "", "", 504, metav1.StatusReasonTimeout},
 			{"DELETE", "/api/v1/namespaces/a/configmaps/one", "application/json", `{"preconditions":{"uid":"x"}}`, 409, metav1.StatusReasonConflict},

@@ -119,7 +119,8 @@ type Options struct {
 	// Server options for the fakeapi.Server Serve creates (Hooks is
 	// replaced by the live fault profile; Observer, if set, receives every
 	// observation after the metrics do: record the trace there;
-	// NamespaceLifecycle is set unless AllowMissingNamespaces). Optional.
+	// NamespaceLifecycle is set unless AllowMissingNamespaces;
+	// TrackManagedFields is set). Optional.
 	Server fakeapi.Options
 	// AllowMissingNamespaces turns NamespaceLifecycle off: creates in a
 	// namespace that does not exist succeed (kube-apiserver answers 404,
@@ -202,6 +203,7 @@ func Serve(ctx context.Context, opts Options) (*Running, error) {
 	sopts := opts.Server
 	sopts.Hooks = hooks
 	sopts.NamespaceLifecycle = !opts.AllowMissingNamespaces
+	sopts.TrackManagedFields = true
 	mets := newMetrics(sopts.Observer)
 	sopts.Observer = mets
 	api := fakeapi.NewServer(sopts)

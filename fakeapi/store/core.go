@@ -40,6 +40,13 @@ type Store struct {
 	nameSeq int64
 	// nsLifecycle is Options.NamespaceLifecycle.
 	nsLifecycle bool
+	// trackAll is Options.TrackManagedFields.
+	trackAll bool
+	// manager is the field manager of the write in progress (its
+	// options' fieldManager), for managedFields; trackSub, if set, the
+	// subresource it is recorded under ("scale").
+	manager  string
+	trackSub string
 
 	// dependents indexes objects by the UIDs of their owners.
 	dependents map[types.UID]map[objRef]struct{}
@@ -97,6 +104,7 @@ func New(opts Options) *Store {
 		byGK:        map[schema.GroupKind]*resState{},
 		dependents:  map[types.UID]map[objRef]struct{}{},
 		nsLifecycle: opts.NamespaceLifecycle,
+		trackAll:    opts.TrackManagedFields,
 	}
 	if s.clock == nil {
 		s.clock = clock.RealClock{}

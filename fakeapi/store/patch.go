@@ -40,7 +40,8 @@ func (s *Store) Patch(gvr schema.GroupVersionResource, ns, name string, pt types
 	if r.typed {
 		accepted = append(accepted, string(types.StrategicMergePatchType))
 	}
-	if !containsString(accepted, string(pt)) {
+	accepted = append(accepted, string(types.ApplyYAMLPatchType), string(types.ApplyCBORPatchType))
+	if !containsString(accepted, string(pt)) || pt == types.ApplyCBORPatchType {
 		return nil, nil, unsupportedMediaType(accepted)
 	}
 	if err := checkOptions("PatchOptions", metav1validation.ValidatePatchOptions(&opts, pt)); err != nil {
@@ -48,6 +49,11 @@ func (s *Store) Patch(gvr schema.GroupVersionResource, ns, name string, pt types
 	}
 	if err := checkSubresource(r, subresource); err != nil {
 		return nil, nil, err
+	}
+	s.manager = opts.FieldManager
+	defer func() { s.manager = "" }()
+	if pt == types.ApplyYAMLPatchType {
+		return s.apply(r, requestNamespace(r, ns), name, data, opts, subresource)
 	}
 	ns = requestNamespace(r, ns)
 	key := objectKey(ns, name)

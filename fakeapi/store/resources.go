@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -273,6 +274,9 @@ type resState struct {
 	scale bool
 	// returnDeleted: a delete answers the deleted object.
 	returnDeleted bool
+	// fieldManagers are the server-side apply field managers by
+	// subresource, built on first use.
+	fieldManagers map[string]*managedfields.FieldManager
 	// goType is the Go type of a typed resource's objects (a pointer).
 	goType reflect.Type
 	// registryPrefix is the etcd key prefix kube-apiserver would use, for

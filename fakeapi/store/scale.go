@@ -119,6 +119,8 @@ func (s *Store) UpdateScale(gvr schema.GroupVersionResource, ns string, sc *auto
 	o := cur.DeepCopyObject()
 	n := sc.Spec.Replicas
 	replicasField(o).Set(reflect.ValueOf(&n))
+	s.manager, s.trackSub = opts.FieldManager, "scale"
+	defer func() { s.manager, s.trackSub = "", "" }()
 	out, events, err := s.update(r, key, o, cur, "", "update", len(opts.DryRun) > 0)
 	if err != nil {
 		return nil, nil, err

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -90,4 +93,22 @@ func (s *Schema) Validate(obj, old map[string]any) field.ErrorList {
 	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, s.structural, obj)...)
 	errs = append(errs, structuralobjectmeta.Validate(context.Background(), nil, obj, s.structural, false)...)
 	return errs
+}
+
+// typeConverter is the server-side apply type converter of the custom
+// resource gvk: the structural schema as OpenAPI, tagged with its kind.
+func (s *Schema) typeConverter(gvk schema.GroupVersionKind) (managedfields.TypeConverter, error) {
+	ks := s.structural.ToKubeOpenAPI()
+	// As kube-apiserver's CRD OpenAPI builder: apiVersion, kind and
+	// metadata are part of every object (metadata as a free-form object).
+	if ks.Properties == nil {
+		ks.Properties = map[string]spec.Schema{}
+	}
+	str := spec.Schema{SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"string"}}}
+	md := spec.Schema{SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"object"}}}
+	md.AddExtension("x-kubernetes-preserve-unknown-fields", true)
+	ks.Properties["apiVersion"], ks.Properties["kind"], ks.Properties["metadata"] = str, str, md
+	ks.AddExtension("x-kubernetes-group-version-kind", []any{map[string]any{"group": gvk.Group, "version": gvk.Version, "kind": gvk.Kind}})
+	name := gvk.Group + "." + gvk.Version + "." + gvk.Kind
+	return managedfields.NewTypeConverter(map[string]*spec.Schema{name: ks}, false)
 }

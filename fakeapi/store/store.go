@@ -40,7 +40,7 @@
 // (objects may be created in any namespace),
 // graceful deletion of pods (pods go at once, as unscheduled pods do),
 // shared storage of core/v1 and events.k8s.io/v1 Events (two separate
-// resources here), server-side apply (415), managedFields. Dry runs
+// resources here). Server-side apply and managedFields: see apply.go. Dry runs
 // (dryRun=All) check everything and answer as kube-apiserver does, writing
 // nothing (a dry-run create answers no resourceVersion).
 //
@@ -84,6 +84,13 @@ type Options struct {
 	// plans use namespaces without creating them. A terminating namespace
 	// refuses creates (403) either way.
 	NamespaceLifecycle bool
+	// TrackManagedFields records metadata.managedFields on every write
+	// (each create, update and patch as an Update by its fieldManager), as
+	// kube-apiserver does, so a server-side apply conflicts with the
+	// writers before it. Off by default (it costs a conversion per write):
+	// fields are then tracked from an object's first apply on, and the
+	// fields set before it belong to the manager "before-first-apply".
+	TrackManagedFields bool
 }
 
 // Resource describes one served resource.

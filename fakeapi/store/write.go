@@ -154,6 +154,12 @@ func (s *Store) Create(gvr schema.GroupVersionResource, ns string, obj runtime.O
 	if err != nil {
 		return nil, nil, err
 	}
+	return s.create(r, ns, obj, opts, nil)
+}
+
+// create is Create; managed, if set, are the managedFields a server-side
+// apply computed for the new object.
+func (s *Store) create(r *resState, ns string, obj runtime.Object, opts metav1.CreateOptions, managed []metav1.ManagedFieldsEntry) (runtime.Object, []Event, error) {
 	if err := checkOptions("CreateOptions", metav1validation.ValidateCreateOptions(&opts)); err != nil {
 		return nil, nil, err
 	}
@@ -179,7 +185,7 @@ func (s *Store) Create(gvr schema.GroupVersionResource, ns string, obj runtime.O
 	m.SetCreationTimestamp(s.now())
 	m.SetDeletionTimestamp(nil)
 	m.SetDeletionGracePeriodSeconds(nil)
-	m.SetManagedFields(nil)
+	m.SetManagedFields(managed)
 	m.SetSelfLink("")
 	if r.rules.generation {
 		m.SetGeneration(1)
@@ -211,6 +217,9 @@ func (s *Store) Create(gvr schema.GroupVersionResource, ns string, obj runtime.O
 	m.SetUID(s.newUID())
 	if r.rules.withUID != nil {
 		r.rules.withUID(o)
+	}
+	if managed == nil {
+		s.trackCreate(r, o, opts.FieldManager)
 	}
 	if len(opts.DryRun) > 0 {
 		return o, nil, nil // what would be stored, without a resourceVersion
@@ -268,6 +277,8 @@ func (s *Store) Update(gvr schema.GroupVersionResource, ns string, obj runtime.O
 	if err := ensureNamespace(r, requestNamespace(r, ns), m); err != nil {
 		return nil, nil, err
 	}
+	s.manager = opts.FieldManager
+	defer func() { s.manager = "" }()
 	return s.update(r, objectKey(m.GetNamespace(), m.GetName()), o, nil, subresource, "update", len(opts.DryRun) > 0)
 }
 
@@ -293,6 +304,13 @@ func checkSubresource(r *resState, sub string) error {
 // to load it here. A dry run checks everything and answers the state it
 // would store, at the current resourceVersion, writing nothing.
 func (s *Store) update(r *resState, key string, o, old runtime.Object, sub, verb string, dryRun bool) (runtime.Object, []Event, error) {
+	return s.updateManaged(r, key, o, old, sub, verb, dryRun, nil)
+}
+
+// updateManaged is update; managed, if set, are the managedFields a
+// server-side apply computed, else the write is tracked as an update
+// (trackUpdate) by s.manager.
+func (s *Store) updateManaged(r *resState, key string, o, old runtime.Object, sub, verb string, dryRun bool, managed []metav1.ManagedFieldsEntry) (runtime.Object, []Event, error) {
 	m := mustAccessor(o)
 	if old == nil {
 		var ok bool
@@ -354,8 +372,16 @@ func (s *Store) update(r *resState, key string, o, old runtime.Object, sub, verb
 	if oldM.GetDeletionGracePeriodSeconds() != nil && m.GetDeletionGracePeriodSeconds() == nil {
 		m.SetDeletionGracePeriodSeconds(oldM.GetDeletionGracePeriodSeconds())
 	}
-	m.SetManagedFields(nil)
 	m.SetSelfLink("")
+	if managed != nil {
+		m.SetManagedFields(managed)
+	} else {
+		trackSub := sub
+		if s.trackSub != "" {
+			trackSub = s.trackSub
+		}
+		s.trackUpdate(r, old, o, trackSub, s.manager)
+	}
 	if r.rules.prepareUpdate != nil && sub == "" {
 		r.rules.prepareUpdate(o, old)
 	}
