@@ -18,14 +18,16 @@ import (
 var CRDManifest = config.CRDManifest
 
 // NewFakeServer returns a fake API server serving what the corpus uses:
-// the built-ins and Bellerophon's CRD, registered from CRDManifest with
-// its openAPIV3Schema, which the fake's store prunes, defaults and
+// the built-ins and the CRDs (Bellerophon's CRDManifest, GadgetCRDManifest),
+// registered with their openAPIV3Schemas, which the fake's store prunes, defaults and
 // validates with apiextensions-apiserver's code (the path `cachelab serve
 // --crd` takes too).
 func NewFakeServer(opts fakeapi.Options) (*fakeapi.Server, error) {
 	srv := fakeapi.NewServer(opts)
-	if err := srv.RegisterCRDManifest(CRDManifest); err != nil {
-		return nil, fmt.Errorf("fidelity: register the CRD: %w", err)
+	for _, m := range crdManifests {
+		if err := srv.RegisterCRDManifest(m); err != nil {
+			return nil, fmt.Errorf("fidelity: register the CRD: %w", err)
+		}
 	}
 	return srv, nil
 }

@@ -61,8 +61,10 @@ func TestRecordTranscriptsFromRealServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	version := info.GitVersion
-	if err := ensureCRD(ctx, cfg); err != nil {
-		t.Fatal(err)
+	for _, m := range crdManifests {
+		if err := ensureCRD(ctx, cfg, m); err != nil {
+			t.Fatal(err)
+		}
 	}
 	compact := etcdCompactor(env["ETCD_ENDPOINT"])
 	only := regexp.MustCompile(os.Getenv("CACHELAB_FIDELITY_CASES"))
@@ -126,13 +128,13 @@ var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version:
 
 // ensureCRD creates the corpus's CRD (if missing) and waits, by watching,
 // until it is Established and its resource answers.
-func ensureCRD(ctx context.Context, cfg *rest.Config) error {
+func ensureCRD(ctx context.Context, cfg *rest.Config, manifest []byte) error {
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
 	var m map[string]any
-	if err := yaml.Unmarshal(CRDManifest, &m); err != nil {
+	if err := yaml.Unmarshal(manifest, &m); err != nil {
 		return err
 	}
 	crd := &unstructured.Unstructured{Object: m}
@@ -170,14 +172,19 @@ func ensureCRD(ctx context.Context, cfg *rest.Config) error {
 		}
 	}
 	// Established CRDs are served within moments; ask until the list answers.
+	group, _, _ := unstructured.NestedString(m, "spec", "group")
+	plural, _, _ := unstructured.NestedString(m, "spec", "names", "plural")
+	versions, _, _ := unstructured.NestedSlice(m, "spec", "versions")
+	version, _, _ := unstructured.NestedString(versions[0].(map[string]any), "name")
+	gvr := schema.GroupVersionResource{Group: group, Version: version, Resource: plural}
 	for {
-		_, err := dyn.Resource(Bellerophons.GVR).Namespace("default").List(wctx, metav1.ListOptions{})
+		_, err := dyn.Resource(gvr).Namespace("default").List(wctx, metav1.ListOptions{})
 		if err == nil {
 			return nil
 		}
 		select {
 		case <-wctx.Done():
-			return fmt.Errorf("bellerophons are not served a minute after the CRD was Established: %w", err)
+			return fmt.Errorf("%s are not served a minute after the CRD was Established: %w", plural, err)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}

@@ -11,23 +11,29 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	structuralcel "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
 	structuralobjectmeta "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
 )
 
 // Schema is one custom resource version's openAPIV3Schema, compiled by
 // apiextensions-apiserver's own code: the structural schema kube-apiserver
 // prunes and defaults custom resources with, and its OpenAPI schema
-// validator (types, required, minimum, patterns, enums, list types...).
-// CEL rules (x-kubernetes-validations) are not evaluated.
+// validator (types, required, minimum, patterns, enums, list types...) and
+// its CEL rules (x-kubernetes-validations, transition rules included),
+// with kube-apiserver's cost limits.
 type Schema struct {
 	source     map[string]any
 	structural *structuralschema.Structural
 	validator  apiservervalidation.SchemaValidator
+	// cel evaluates the schema's x-kubernetes-validations rules (nil
+	// without any).
+	cel *structuralcel.Validator
 }
 
 // CompileSchema compiles an openAPIV3Schema given as a JSON-compatible map
@@ -57,7 +63,8 @@ func CompileSchema(openAPIV3Schema map[string]any) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: openAPIV3Schema: %w", err)
 	}
-	return &Schema{source: openAPIV3Schema, structural: ss, validator: validator}, nil
+	return &Schema{source: openAPIV3Schema, structural: ss, validator: validator,
+		cel: structuralcel.NewValidator(ss, true, celconfig.PerCallLimit)}, nil
 }
 
 // Source returns the openAPIV3Schema the Schema was compiled from (shared:
@@ -91,6 +98,20 @@ func (s *Schema) Validate(obj, old map[string]any) field.ErrorList {
 		errs = apiservervalidation.ValidateCustomResource(nil, obj, s.validator)
 	}
 	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, s.structural, obj)...)
+	if s.cel != nil {
+		// The custom resource strategy's hasBlockingErr: rules are not
+		// evaluated over an object that fails its types, enums, lengths or
+		// required fields, and a cause says so.
+		if blocking(errs) {
+			return append(errs, field.Invalid(nil, nil, "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"))
+		}
+		var oldSelf any
+		if old != nil {
+			oldSelf = old
+		}
+		celErrs, _ := s.cel.Validate(context.Background(), nil, s.structural, obj, oldSelf, celconfig.RuntimeCELCostBudget)
+		errs = append(errs, celErrs...)
+	}
 	errs = append(errs, structuralobjectmeta.Validate(context.Background(), nil, obj, s.structural, false)...)
 	return errs
 }
@@ -111,4 +132,16 @@ func (s *Schema) typeConverter(gvk schema.GroupVersionKind) (managedfields.TypeC
 	ks.AddExtension("x-kubernetes-group-version-kind", []any{map[string]any{"group": gvk.Group, "version": gvk.Version, "kind": gvk.Kind}})
 	name := gvk.Group + "." + gvk.Version + "." + gvk.Kind
 	return managedfields.NewTypeConverter(map[string]*spec.Schema{name: ks}, false)
+}
+
+// blocking reports whether errs hold an error that keeps CEL rules from
+// running (hasBlockingErr).
+func blocking(errs field.ErrorList) bool {
+	for _, e := range errs {
+		switch e.Type {
+		case field.ErrorTypeNotSupported, field.ErrorTypeRequired, field.ErrorTypeTooLong, field.ErrorTypeTooMany, field.ErrorTypeTypeInvalid:
+			return true
+		}
+	}
+	return false
 }

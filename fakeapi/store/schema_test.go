@@ -81,3 +81,52 @@ func TestSchemaValidatesDefaultsAndPrunesCustomResources(t *testing.T) {
 		t.Error("a schema without types compiled; want 'not structural'")
 	}
 }
+
+// TestSchemaEvaluatesCELRules: x-kubernetes-validations rules refuse with
+// 422 on the object they are set on, transition rules see oldSelf on
+// update, and an object that fails its types skips the rules with
+// kube-apiserver's "not checked" cause (fidelity cases crd-cel-rule,
+// crd-cel-transition-rule, crd-enum-pattern-length).
+func TestSchemaEvaluatesCELRules(t *testing.T) {
+	sch, err := CompileSchema(map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"spec": map[string]any{
+				"type": "object",
+				"x-kubernetes-validations": []any{
+					map[string]any{"rule": "self.min <= self.size", "message": "min must not exceed size"},
+					map[string]any{"rule": "!has(oldSelf.mode) || self.mode == oldSelf.mode", "message": "mode is immutable"},
+				},
+				"properties": map[string]any{
+					"size": map[string]any{"type": "integer"},
+					"min":  map[string]any{"type": "integer", "default": int64(0)},
+					"mode": map[string]any{"type": "string", "enum": []any{"a", "b"}},
+				},
+			},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := newTestStore(t, 0)
+	if err := s.Register(Resource{GVR: gadgetsGVR, Kind: "Gadget", Namespaced: true, Schema: sch}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = s.Create(gadgetsGVR, "ns", gadget(map[string]any{"size": int64(1), "min": int64(2)}), metav1.CreateOptions{})
+	assertStatus(t, err, 422, metav1.StatusReasonInvalid)
+	if got := causes(t, err); got["spec"] != metav1.CauseTypeFieldValueInvalid || len(got) != 1 {
+		t.Errorf("rule min <= size: causes %v, want one on spec", got)
+	}
+	if _, _, err := s.Create(gadgetsGVR, "ns", gadget(map[string]any{"size": int64(1), "mode": "a"}), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = s.Patch(gadgetsGVR, "ns", "g", types.MergePatchType, []byte(`{"spec":{"mode":"b"}}`), metav1.PatchOptions{}, "")
+	assertStatus(t, err, 422, metav1.StatusReasonInvalid)
+	if _, _, err := s.Patch(gadgetsGVR, "ns", "g", types.MergePatchType, []byte(`{"spec":{"size":5}}`), metav1.PatchOptions{}, ""); err != nil {
+		t.Errorf("a change the transition rule allows: %v", err)
+	}
+	_, _, err = s.Patch(gadgetsGVR, "ns", "g", types.MergePatchType, []byte(`{"spec":{"mode":"c","min":9}}`), metav1.PatchOptions{}, "")
+	if got := causes(t, err); got["spec.mode"] != metav1.CauseTypeFieldValueNotSupported || got["<nil>"] != metav1.CauseTypeFieldValueInvalid || len(got) != 2 {
+		t.Errorf("an enum violation: causes %v, want spec.mode NotSupported and the rules-not-checked cause only", got)
+	}
+}
