@@ -1,10 +1,10 @@
 package cachelabtest
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,6 +17,8 @@ const (
 	KindTrace    = "trace"
 	KindScenario = "scenario"
 	KindHTML     = "html"
+	// KindVerdicts is a run's verdicts.json (reports.JSON).
+	KindVerdicts = "verdicts"
 	KindOther    = "other"
 )
 
@@ -57,11 +59,16 @@ func SniffFile(path string) string {
 		return KindOther
 	}
 	defer f.Close()
-	first, _ := bufio.NewReader(f).ReadBytes('\n')
+	head := make([]byte, 4096)
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	first, _, _ := bytes.Cut(head, []byte("\n"))
 	line := bytes.TrimSpace(first)
 	switch {
 	case isTraceHeader(line):
 		return KindTrace
+	case bytes.Equal(line, []byte("{")) && bytes.Contains(head, []byte("\n  \"verdicts\":")):
+		return KindVerdicts // reports.JSON's document, indented
 	case bytes.Equal(line, []byte("{")):
 		return KindPlan // as `cachelab run` writes a plan: indented
 	case bytes.HasPrefix(line, []byte("{")) && !bytes.Contains(line, []byte(`"plan":`)):

@@ -451,7 +451,7 @@ func WriteBatch(out, title string, results []*Result, opt Options) error {
 		return err
 	}
 	sorted := append([]*Result(nil), results...)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Job.ID < sorted[j].Job.ID })
+	sort.SliceStable(sorted, func(i, j int) bool { return NaturalLess(sorted[i].Job.ID, sorted[j].Job.ID) })
 	var entries []reports.IndexEntry
 	var runs []reports.Run
 	for _, r := range sorted {
@@ -608,4 +608,36 @@ func junitVerdicts(r *Result) []invariants.Verdict {
 		}
 	}
 	return out
+}
+
+// NaturalLess orders names as a person would: runs of digits by their
+// value, so random-2 comes before random-10 (as text it comes after).
+func NaturalLess(a, b string) bool {
+	for a != "" && b != "" {
+		da, db := digitsPrefix(a), digitsPrefix(b)
+		switch {
+		case da != "" && db != "":
+			na, nb := strings.TrimLeft(da, "0"), strings.TrimLeft(db, "0")
+			if len(na) != len(nb) {
+				return len(na) < len(nb)
+			}
+			if na != nb {
+				return na < nb
+			}
+			a, b = a[len(da):], b[len(db):]
+		case a[0] != b[0]:
+			return a[0] < b[0]
+		default:
+			a, b = a[1:], b[1:]
+		}
+	}
+	return len(a) < len(b)
+}
+
+func digitsPrefix(s string) string {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return s[:i]
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -244,5 +246,14 @@ func TestAServedTraceIsReportedWithoutAReplayCommandAndReplayExplainsWhy(t *test
 	}
 	if strings.Contains(string(data), "cachelab replay") {
 		t.Errorf("the report of a served trace offers a replay command that cannot work")
+	}
+}
+
+func TestNaturalLessSortsRandomPlansByNumber(t *testing.T) {
+	ids := []string{"random-10/bellerophon", "random-2/bellerophon", "random-1/bellerophon", "a/x", "random-02/b"}
+	sort.SliceStable(ids, func(i, j int) bool { return NaturalLess(ids[i], ids[j]) })
+	want := []string{"a/x", "random-1/bellerophon", "random-02/b", "random-2/bellerophon", "random-10/bellerophon"}
+	if !slices.Equal(ids, want) {
+		t.Errorf("sorted %q, want %q", ids, want)
 	}
 }

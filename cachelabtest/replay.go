@@ -39,6 +39,8 @@ func LoadInput(path string) (*Input, error) {
 		return nil, fmt.Errorf("%s is a scenario file, not a plan: run it with `cachelab run %s`", path, path)
 	case KindHTML:
 		return nil, fmt.Errorf("%s is an HTML report, not a plan: give the plan.json or trace.jsonl of its run", path)
+	case KindVerdicts:
+		return nil, fmt.Errorf("%s is a run's verdicts (verdicts.json), not a plan: give the plan.json or trace.jsonl next to it", path)
 	}
 	f, err := os.Open(path)
 	if err != nil {

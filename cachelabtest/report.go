@@ -41,6 +41,8 @@ func ReportTrace(tracePath, htmlPath string, replay func(planPath string) string
 		return nil, fmt.Errorf("%s is a scenario file, not a trace: `cachelab run %s` runs it and writes each run's trace.jsonl and report.html", tracePath, tracePath)
 	case KindHTML:
 		return nil, fmt.Errorf("%s is already an HTML report: open it in a browser, or give the trace.jsonl next to it", tracePath)
+	case KindVerdicts:
+		return nil, fmt.Errorf("%s is a run's verdicts (verdicts.json), not a trace: its report.html is beside it; to render it again, give the trace.jsonl next to it", tracePath)
 	}
 	tr, err := readTraceFile(tracePath)
 	if err != nil {

@@ -390,10 +390,12 @@ func TestWrongInputsSayWhatWasWrongAndWhatToGiveInstead(t *testing.T) {
 	plan := filepath.Join(runDir, lab.PlanFile)
 	cut := filepath.Join(dir, "cut.jsonl")
 	scen := filepath.Join(dir, "mine.txt")
+	verdicts := filepath.Join(runDir, lab.VerdictsFile)
 	for name, data := range map[string]string{
-		plan: buf.String(),
-		cut:  "{\"version\":1,\"records\":3}\n{\"pos\":0,\"at\":\"0s\",\"ki",
-		scen: "# my scenario\nscenario mine\n",
+		verdicts: "{\n  \"version\": 1,\n  \"scenario\": \"random-1\",\n  \"subject\": \"bellerophon\",\n  \"seed\": 1,\n  \"status\": \"pass\",\n  \"records\": 3,\n  \"verdicts\": []\n}\n",
+		plan:     buf.String(),
+		cut:      "{\"version\":1,\"records\":3}\n{\"pos\":0,\"at\":\"0s\",\"ki",
+		scen:     "# my scenario\nscenario mine\n",
 	} {
 		if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
 			t.Fatal(err)
@@ -415,6 +417,10 @@ func TestWrongInputsSayWhatWasWrongAndWhatToGiveInstead(t *testing.T) {
 		{[]string{"run", "--timeout", "5", "--random", "1"}, "--timeout takes a duration with its unit"},
 		{[]string{"run", "--random", "-3"}, "--random must be the number of random plans to run (1 or more), got -3"},
 		{[]string{"serve", "--kubelet=maybe"}, "--kubelet takes true or false"},
+		{[]string{"serve", "--kubelet-ready-after", "-5s"}, "--kubelet-ready-after must be a duration of 0 or more (as 2s), got -5s"},
+		{[]string{"run", "--parallel", "-1", "--random", "1"}, "--parallel must be the number of runs at a time (1 or more), got -1"},
+		{[]string{"report", verdicts}, verdicts + " is a run's verdicts (verdicts.json), not a trace"},
+		{[]string{"replay", verdicts}, verdicts + " is a run's verdicts (verdicts.json), not a plan"},
 		{[]string{"version", "--short"}, `takes no arguments or flags, got ["--short"]`},
 	} {
 		code, out, errs := run(t, c.args...)
@@ -449,5 +455,35 @@ func TestExplainAndRunCheckAScenarioFilesSubjectsAndInvariantsAtTheirLine(t *tes
 				t.Errorf("%s: stderr lacks %q:\n%s", cmd, want, errs)
 			}
 		}
+	}
+}
+
+// TestReplayOfAStandalonePlanKeepsItsTraceForReport: `cachelab report
+// plan.json` says replay writes the trace; it does, beside the plan.
+func TestReplayOfAStandalonePlanKeepsItsTraceForReport(t *testing.T) {
+	dir := t.TempDir()
+	s, err := scenarios.Get("tombstone-after-410")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := s.PlanFor("naivecache")
+	var buf bytes.Buffer
+	if err := p.Save(&buf); err != nil {
+		t.Fatal(err)
+	}
+	plan := filepath.Join(dir, "mine.json")
+	if err := os.WriteFile(plan, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, out, errs := run(t, "replay", plan)
+	want := filepath.Join(dir, "mine.replay.jsonl")
+	if !strings.Contains(out, "trace: "+want) {
+		t.Errorf("replay does not name the trace it wrote:\n%s\n%s", out, errs)
+	}
+	if _, err := os.Stat(want); err != nil {
+		t.Fatalf("no trace beside the plan: %v", err)
+	}
+	if code, _, errs := run(t, "report", want, "-o", filepath.Join(dir, "r.html")); code != 0 {
+		t.Errorf("report of the replay's trace exited %d: %s", code, errs)
 	}
 }

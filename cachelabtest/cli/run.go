@@ -52,6 +52,10 @@ func runCmd(env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "cachelab run: --random must be the number of random plans to run (1 or more), got %d\n", o.random)
 		return ExitUsage
 	}
+	if o.parallel < 1 {
+		fmt.Fprintf(env.Stderr, "cachelab run: --parallel must be the number of runs at a time (1 or more), got %d\n", o.parallel)
+		return ExitUsage
+	}
 	if o.timeout < 0 {
 		fmt.Fprintf(env.Stderr, "cachelab run: --timeout must be a positive duration such as 10m (0: no limit), got %s\n", o.timeout)
 		return ExitUsage
@@ -431,7 +435,7 @@ func replayCmd(env *Env, args []string) int {
 				mark = fmt.Sprintf("   <- expected %s (line %d)", m.Want, m.Line)
 			}
 		}
-		fmt.Fprintf(w, "  %-7s %-36s %s%s\n", v.Status, v.Invariant, firstLine(v.Reason), mark)
+		fmt.Fprintf(w, "  %-7s %-36s %s%s\n", v.Label(), v.Invariant, firstLine(v.Reason), mark)
 	}
 	for _, m := range r.Mismatches {
 		if m.Claim != "" {
@@ -461,6 +465,16 @@ func replayCmd(env *Env, args []string) int {
 			fmt.Fprintf(env.Stderr, "cachelab replay: writing %s: %v\n", out, err)
 		} else {
 			fmt.Fprintf(w, "kept both traces: recorded %s, replayed %s\n", in.RecordedPath, out)
+		}
+	}
+	if in.Recorded == nil && r.Trace != nil {
+		// A plan without a recorded run: keep the replay's trace beside
+		// it (plan.json -> plan.replay.jsonl), for `cachelab report`.
+		out := strings.TrimSuffix(lab.ReplayTracePath(pos[0]), filepath.Ext(pos[0])) + ".jsonl"
+		if err := lab.WriteTraceFile(out, r.Trace); err != nil {
+			fmt.Fprintf(env.Stderr, "cachelab replay: writing %s: %v\n", out, err)
+		} else {
+			fmt.Fprintf(w, "trace: %s (render it: %s report %s)\n", out, env.Prog, out)
 		}
 	}
 	if in.Recorded != nil {

@@ -58,6 +58,10 @@ func serveCmd(env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "cachelab serve: takes no arguments, got %q\nRun `%s serve --help` for the flags and an example.\n", pos, env.Prog)
 		return ExitUsage
 	}
+	if o.kubeletReadyAfter < 0 {
+		fmt.Fprintf(env.Stderr, "cachelab serve: --kubelet-ready-after must be a duration of 0 or more (as 2s), got %s\n", o.kubeletReadyAfter)
+		return ExitUsage
+	}
 	opts := serve.Options{Address: o.address, Token: o.token, KubeconfigPath: o.kubeconfig, CRDFiles: o.crds, SeedFiles: o.seeds,
 		Kubelet: o.kubelet, KubeletReadyAfter: o.kubeletReadyAfter}
 	if o.faults != "" {

@@ -21,7 +21,8 @@
         rows.forEach(function (r, i) { r._i = i; });
         rows.sort(function (a, b) {
           var x = key(a.cells[col], type), y = key(b.cells[col], type);
-          var c = x < y ? -1 : x > y ? 1 : a._i - b._i;
+          var c = type === 'text' ? x.localeCompare(y, undefined, { numeric: true }) : (x < y ? -1 : x > y ? 1 : 0);
+          if (c === 0) c = a._i - b._i;
           return asc ? c : -c;
         });
         rows.forEach(function (r) { body.appendChild(r); });
