@@ -26,6 +26,7 @@ var planFlag = flag.String("cachelab.plan", "", "cachelabtest: run only this sav
 // Files.
 type Plans struct {
 	random    bool
+	gen       scenarios.GenOptions
 	scenarios []string
 	files     []string
 	plans     []*sim.Plan
@@ -42,8 +43,33 @@ func These(plans ...*sim.Plan) Plans { return Plans{plans: plans} }
 // restart, a write that fails or times out after it was applied, a
 // compaction), with latency and request errors. rapid's flags work:
 // -rapid.checks (plans per test, default 100), -rapid.seed, and on failure
-// the failfile; a failure is shrunk to the fewest, simplest episodes.
-func Random() Plans { return Plans{random: true} }
+// the failfile; a failure is shrunk to the fewest, simplest episodes
+// (-rapid.shrinktime bounds the time spent shrinking, default 30s).
+//
+// Tell the plans what your controller keeps for each ConfigMap with
+// Children, so that they delete it and fault its resource too.
+func Random(opts ...RandomOption) Plans {
+	p := Plans{random: true}
+	for _, o := range opts {
+		o(&p.gen)
+	}
+	return p
+}
+
+// RandomOption adapts Random's plans to a controller.
+type RandomOption func(*scenarios.GenOptions)
+
+// Children says what the controller keeps for each ConfigMap: objects of
+// resource ("secrets") named by nameFormat, "%s" standing for the
+// ConfigMap's name ("%s", "%s-copy"). Random plans then delete those
+// children, let another writer change them, and hold, fail and time out
+// their watches and writes.
+func Children(resource, nameFormat string) RandomOption {
+	return func(o *scenarios.GenOptions) {
+		o.ChildResource = resource
+		o.ChildName = func(name string) string { return strings.ReplaceAll(nameFormat, "%s", name) }
+	}
+}
 
 // Scenarios runs the named scenarios of the lab's catalogue (`cachelab
 // list`) with the controller as subject.
@@ -83,6 +109,9 @@ type Failure struct {
 	// ReportPath is the HTML report's path; ReplayCommand the command
 	// that replays the plan.
 	ReportPath, ReplayCommand string
+	// Runs is how many plans had run when this one failed (rapid's
+	// shrinking included): for the first failure, the plans to find it.
+	Runs int
 }
 
 // Catch runs c under plans as Test does, but returns the failures instead
@@ -167,7 +196,7 @@ func run(t *testing.T, top string, c Controller, sink *[]*Failure, plans []Plans
 			runJobs(t, rep, jobs, out)
 		}
 		if ps.random {
-			runRandom(t, rep, name, out)
+			runRandom(t, rep, name, ps.gen, out)
 		}
 	}
 }
@@ -177,6 +206,14 @@ type reporter struct {
 	top  string
 	sink *[]*Failure
 	mu   sync.Mutex
+	runs int
+}
+
+// ran counts a finished run.
+func (rep *reporter) ran() {
+	rep.mu.Lock()
+	rep.runs++
+	rep.mu.Unlock()
 }
 
 // replayCommand is the command that replays the plan saved at path.
@@ -199,6 +236,7 @@ func runJobs(t *testing.T, rep *reporter, jobs []Job, out string) {
 			tr, err := runPlan(t, job.Plan)
 			r.Wall = time.Since(start)
 			judge(r, tr, err)
+			rep.ran()
 			if failures := r.failures(); len(failures) > 0 {
 				t.Error(rep.report(r, failures, filepath.Join(out, id)))
 			} else if testing.Verbose() {
@@ -209,9 +247,9 @@ func runJobs(t *testing.T, rep *reporter, jobs []Job, out string) {
 }
 
 // runRandom checks random plans with rapid.
-func runRandom(t *testing.T, rep *reporter, subject, out string) {
+func runRandom(t *testing.T, rep *reporter, subject string, o scenarios.GenOptions, out string) {
 	t.Helper()
-	gen := rapid.Map(scenarios.PlanGen(subject), func(p sim.Plan) drawnPlan { return drawnPlan{p} })
+	gen := rapid.Map(scenarios.PlanGenWith(subject, o), func(p sim.Plan) drawnPlan { return drawnPlan{p} })
 	rapid.Check(t, func(rt *rapid.T) {
 		p := gen.Draw(rt, "plan").Plan
 		r := &Result{Job: NewJob(&p, nil)}
@@ -219,13 +257,20 @@ func runRandom(t *testing.T, rep *reporter, subject, out string) {
 		tr, err := runPlanRapid(rt, &p)
 		r.Wall = time.Since(start)
 		judge(r, tr, err)
+		rep.ran()
 		if failures := r.failures(); len(failures) > 0 {
 			// The last failing plan (rapid's shrunk one, which it runs
-			// last) is what the folder holds at the end.
-			rt.Fatal(rep.report(r, failures, filepath.Join(out, "random")))
-		}
-		if testing.Verbose() {
-			t.Log(summary(r))
+			// last) is what the folder holds at the end. rapid logs the
+			// report of that last run; the failure itself names only the
+			// failed verdicts, which rapid requires to be the same when
+			// it runs a smaller plan twice to accept it (times and
+			// positions may differ from run to run).
+			rt.Log(rep.report(r, failures, filepath.Join(out, "random")))
+			names := make([]string, 0, len(failures))
+			for _, v := range failures {
+				names = append(names, v.Invariant)
+			}
+			rt.Fatalf("cachelab: %s failed %s (report and replay command below)", subject, strings.Join(names, ", "))
 		}
 	})
 }
@@ -313,7 +358,7 @@ func (rep *reporter) report(r *Result, failures []invariants.Verdict, dir string
 	if rep.sink != nil {
 		rep.mu.Lock()
 		*rep.sink = append(*rep.sink, &Failure{Plan: p, Failed: failures, Report: b.String(),
-			ReportPath: filepath.Join(dir, ReportFile), ReplayCommand: replay})
+			ReportPath: filepath.Join(dir, ReportFile), ReplayCommand: replay, Runs: rep.runs})
 		rep.mu.Unlock()
 	}
 	return b.String()

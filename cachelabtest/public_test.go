@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"slices"
 	"strings"
@@ -288,5 +289,29 @@ func TestAnInformerThatNeverSyncsIsAVerdict(t *testing.T) {
 	}
 	if v, ok := verdict(failures[0].Failed, cachelabtest.HealthSynced); !ok || !strings.Contains(v.Reason, "widgets.example.com") {
 		t.Errorf("informers-synced verdict %+v, want a failure naming widgets.example.com", v)
+	}
+}
+
+// The replay command a failure prints runs that plan, and only it: the
+// saved plan file through -cachelab.plan.
+func TestTheReplayCommandRunsTheSavedPlan(t *testing.T) {
+	scratch(t)
+	bad := clientGo("a", false)
+	failures := cachelabtest.Catch(t, bad, cachelabtest.These(plan("first")))
+	if len(failures) != 1 {
+		t.Fatalf("%d failures, want 1", len(failures))
+	}
+	_, path, ok := strings.Cut(failures[0].ReplayCommand, "-cachelab.plan=")
+	if !ok || !strings.HasPrefix(failures[0].ReplayCommand, "go test -run '^"+t.Name()+"$'") {
+		t.Fatalf("replay command %q does not run this test with the saved plan", failures[0].ReplayCommand)
+	}
+	if err := flag.Set("cachelab.plan", path); err != nil {
+		t.Fatal(err)
+	}
+	defer flag.Set("cachelab.plan", "")
+	// Given other plans, the replay runs the saved one only.
+	again := cachelabtest.Catch(t, bad, cachelabtest.These(plan("other1"), plan("other2")))
+	if len(again) != 1 || again[0].Plan.Name != "first" {
+		t.Fatalf("replay: %d failures (%v), want the saved plan's only", len(again), again)
 	}
 }

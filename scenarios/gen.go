@@ -38,9 +38,28 @@ import (
 // Bellerophons (with the kubelet actor making Pods Ready, and possibly a
 // slow event handler); for any other subject they are ConfigMaps.
 func PlanGen(subject string) *rapid.Generator[sim.Plan] {
+	return PlanGenWith(subject, GenOptions{})
+}
+
+// GenOptions adapt PlanGen's ConfigMap plans to a subject that keeps
+// another resource for each ConfigMap (a user's controller). The zero
+// value is PlanGen's own.
+type GenOptions struct {
+	// ChildResource is the resource of the object the subject keeps for
+	// each ConfigMap ("secrets"); default "configmaps". When set, the
+	// faults that hit one resource (held watches, failed or timed-out
+	// writes, slow relists) draw it as often as "configmaps", and child
+	// deletes and competitor writes hit it.
+	ChildResource string
+	// ChildName names the child of ConfigMap name; default name + "-mirror".
+	ChildName func(name string) string
+}
+
+// PlanGenWith is PlanGen for a subject described by o.
+func PlanGenWith(subject string, o GenOptions) *rapid.Generator[sim.Plan] {
 	bell := genServesBellerophon(subject)
 	return rapid.Custom(func(t *rapid.T) sim.Plan {
-		g := &planGen{t: t, bell: bell, subject: subject}
+		g := &planGen{t: t, bell: bell, subject: subject, opts: o}
 		p := sim.Plan{
 			Version:  sim.PlanVersion,
 			Name:     "rapid",
@@ -165,6 +184,15 @@ type planGen struct {
 	t       *rapid.T
 	bell    bool
 	subject string
+	opts    GenOptions
+}
+
+// childResource is the resource of the subject's children of ConfigMaps.
+func (g *planGen) childResource() string {
+	if g.bell || g.opts.ChildResource == "" {
+		return "configmaps"
+	}
+	return g.opts.ChildResource
 }
 
 func (g *planGen) ms(label string, lo, hi int) sim.Duration {
@@ -183,6 +211,9 @@ func (g *planGen) resource() string {
 // it counts) twice as often as the others.
 func (g *planGen) pickResource(t *rapid.T, label string, all bool) string {
 	res, w := []string{"", "configmaps"}, []int{1, 1}
+	if c := g.childResource(); c != "configmaps" {
+		res, w = []string{"", "configmaps", c}, []int{1, 1, 1}
+	}
 	if g.bell {
 		res, w = []string{"", "pods", "bellerophons", "configmaps"}, []int{1, 2, 1, 1}
 	}
@@ -196,6 +227,9 @@ func (g *planGen) pickResource(t *rapid.T, label string, all bool) string {
 func (g *planGen) child(name string) string {
 	if g.bell {
 		return name + "-config"
+	}
+	if g.opts.ChildName != nil {
+		return g.opts.ChildName(name)
 	}
 	return name + "-mirror"
 }
@@ -343,13 +377,13 @@ func (g *planGen) action(action, name string, at time.Duration) []sim.Step {
 		return []sim.Step{user("delete")}
 	case "delete-child":
 		st := user("delete")
-		st.Resource, st.Name = "configmaps", g.child(name)
+		st.Resource, st.Name = g.childResource(), g.child(name)
 		return []sim.Step{st}
 	case "competitor-label":
 		return []sim.Step{patch("competitor", label())}
 	case "competitor-child":
 		st := patch("competitor", label())
-		st.Resource, st.Name = "configmaps", g.child(name)
+		st.Resource, st.Name = g.childResource(), g.child(name)
 		return []sim.Step{st}
 	case "competitor-status":
 		if !g.bell {
