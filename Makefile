@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: kubectl help deps run test test-short lint vet fmt-check bench fuzz tidy codegen verify-codegen mutation-score reproduction hassynced campaign-memory load-test real-apiserver real-apiserver-start real-apiserver-stop fidelity-record operator-e2e openapi-record
+.PHONY: kubectl help deps run test examples test-short lint vet fmt-check bench fuzz tidy codegen verify-codegen mutation-score reproduction hassynced campaign-memory load-test real-apiserver real-apiserver-start real-apiserver-stop fidelity-record operator-e2e openapi-record
 
 help: ## list targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -17,6 +17,9 @@ run: ## run the built-in scenarios against every subject (virtual time, no clust
 
 test: lint ## vet, gofmt check, then every test with the race detector
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+
+examples: ## the examples module (examples/): a client-go controller and a controller-runtime reconciler under random plans, and each one's planted bug caught
+	cd examples && $(GO) test -count=1 -timeout 10m ./... -rapid.checks=$${CHECKS:-300} -rapid.shrinktime=5s
 
 test-short: ## quick tests without the race detector
 	$(GO) test -short $(PKGS)
