@@ -27,6 +27,7 @@ var planFlag = flag.String("cachelab.plan", "", "cachelabtest: run only this sav
 type Plans struct {
 	random    bool
 	gen       scenarios.GenOptions
+	cost      time.Duration
 	scenarios []string
 	files     []string
 	plans     []*sim.Plan
@@ -48,16 +49,30 @@ func These(plans ...*sim.Plan) Plans { return Plans{plans: plans} }
 //
 // Tell the plans what your controller keeps for each ConfigMap with
 // Children, so that they delete it and fault its resource too.
+//
+// Every request takes DefaultRequestCost of virtual time (see
+// RequestCost), as on a real cluster: a controller that loops on requests
+// (creating what the garbage collector deletes at once, while its cache
+// lags) moves the clock, and its cache catches up, instead of spinning
+// at one instant until the run ends as a livelock.
 func Random(opts ...RandomOption) Plans {
-	p := Plans{random: true}
+	p := Plans{random: true, cost: DefaultRequestCost}
 	for _, o := range opts {
-		o(&p.gen)
+		o(&p)
 	}
 	return p
 }
 
+// DefaultRequestCost is the virtual time a request of a Random plan takes.
+const DefaultRequestCost = time.Millisecond
+
 // RandomOption adapts Random's plans to a controller.
-type RandomOption func(*scenarios.GenOptions)
+type RandomOption func(*Plans)
+
+// RequestCost sets the virtual time every request of a Random plan takes
+// (the plan's Faults.RequestLatency, fixed); 0 answers requests at the
+// instant they are asked.
+func RequestCost(d time.Duration) RandomOption { return func(p *Plans) { p.cost = d } }
 
 // Children says what the controller keeps for each ConfigMap: objects of
 // resource ("secrets") named by nameFormat, "%s" standing for the
@@ -65,9 +80,9 @@ type RandomOption func(*scenarios.GenOptions)
 // children, let another writer change them, and hold, fail and time out
 // their watches and writes.
 func Children(resource, nameFormat string) RandomOption {
-	return func(o *scenarios.GenOptions) {
-		o.ChildResource = resource
-		o.ChildName = func(name string) string { return strings.ReplaceAll(nameFormat, "%s", name) }
+	return func(p *Plans) {
+		p.gen.ChildResource = resource
+		p.gen.ChildName = func(name string) string { return strings.ReplaceAll(nameFormat, "%s", name) }
 	}
 }
 
@@ -196,7 +211,7 @@ func run(t *testing.T, top string, c Controller, sink *[]*Failure, plans []Plans
 			runJobs(t, rep, jobs, out)
 		}
 		if ps.random {
-			runRandom(t, rep, name, ps.gen, out)
+			runRandom(t, rep, name, ps, out)
 		}
 	}
 }
@@ -247,11 +262,14 @@ func runJobs(t *testing.T, rep *reporter, jobs []Job, out string) {
 }
 
 // runRandom checks random plans with rapid.
-func runRandom(t *testing.T, rep *reporter, subject string, o scenarios.GenOptions, out string) {
+func runRandom(t *testing.T, rep *reporter, subject string, ps Plans, out string) {
 	t.Helper()
-	gen := rapid.Map(scenarios.PlanGenWith(subject, o), func(p sim.Plan) drawnPlan { return drawnPlan{p} })
+	gen := rapid.Map(scenarios.PlanGenWith(subject, ps.gen), func(p sim.Plan) drawnPlan { return drawnPlan{p} })
 	rapid.Check(t, func(rt *rapid.T) {
 		p := gen.Draw(rt, "plan").Plan
+		if ps.cost > 0 && p.Faults.RequestLatency.Kind == "" {
+			p.Faults.RequestLatency = sim.Distribution{Kind: "fixed", Max: sim.Duration(ps.cost)}
+		}
 		r := &Result{Job: NewJob(&p, nil)}
 		start := time.Now()
 		tr, err := runPlanRapid(rt, &p)

@@ -315,3 +315,25 @@ func TestTheReplayCommandRunsTheSavedPlan(t *testing.T) {
 		t.Fatalf("replay: %d failures (%v), want the saved plan's only", len(again), again)
 	}
 }
+
+// A controller that loops on requests while the clock stands still ends
+// with a livelock verdict naming the loop, not a hang.
+func TestALivelockIsAVerdict(t *testing.T) {
+	scratch(t)
+	loop := cachelabtest.Controller{Start: func(ctx context.Context, env *cachelabtest.Env) error {
+		go func() {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "spin"}}
+			for ctx.Err() == nil {
+				_, _ = env.Kube.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{})
+				_ = env.Kube.CoreV1().ConfigMaps("default").Delete(ctx, "spin", metav1.DeleteOptions{})
+			}
+		}()
+		return nil
+	}}
+	p := plan("spin")
+	p.Steps = nil
+	failures := cachelabtest.Catch(t, loop, cachelabtest.These(p))
+	if len(failures) != 1 || !strings.Contains(failures[0].Report, "livelock") || !strings.Contains(failures[0].Report, "configmaps/default/spin") {
+		t.Fatalf("%d failures, want one livelock naming configmaps/default/spin: %v", len(failures), failures)
+	}
+}

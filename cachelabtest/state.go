@@ -117,3 +117,12 @@ func Get[T any, PT ptrObject[T]](s *State, namespace, name string) (PT, bool) {
 	}
 	return nil, false
 }
+
+// Getter returns Get for type T bound to s, for predicates written against
+// a lookup function:
+//
+//	secret := cachelabtest.Getter[corev1.Secret](s)
+//	sec, ok := secret(ns, name)
+func Getter[T any, PT ptrObject[T]](s *State) func(namespace, name string) (PT, bool) {
+	return func(namespace, name string) (PT, bool) { return Get[T, PT](s, namespace, name) }
+}
