@@ -4,7 +4,7 @@
 // garbage collector removes it with its ConfigMap).
 //
 // It is an example of a controller tested under cachelab: see
-// copier_test.go. Options.ForgetOnError plants a classic bug the lab
+// copier_test.go. Options.IgnoreSecrets plants a classic bug the lab
 // catches.
 package copier
 
@@ -31,10 +31,10 @@ import (
 
 // Options configure a Controller.
 type Options struct {
-	// ForgetOnError is a planted bug: a key whose sync failed (a 500, a
-	// conflict, a timeout) is dropped instead of retried, so the Secret
-	// stays wrong until the ConfigMap changes again.
-	ForgetOnError bool
+	// IgnoreSecrets is a planted bug: the controller does not watch the
+	// Secrets it makes, so one deleted or changed by someone else stays
+	// so until its ConfigMap changes again.
+	IgnoreSecrets bool
 }
 
 // Controller copies ConfigMaps into Secrets.
@@ -79,7 +79,16 @@ func New(kube kubernetes.Interface, factory informers.SharedInformerFactory, que
 	}
 	// A Secret's change or deletion re-syncs its ConfigMap (same key).
 	if _, err := secrets.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(_, obj any) { enqueue(obj) }, DeleteFunc: enqueue,
+		UpdateFunc: func(_, obj any) {
+			if !opts.IgnoreSecrets {
+				enqueue(obj)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if !opts.IgnoreSecrets {
+				enqueue(obj)
+			}
+		},
 	}); err != nil {
 		return nil, err
 	}
@@ -122,7 +131,7 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	case errors.Is(err, errCacheBehind):
 		c.queue.AddAfter(key, 100*time.Millisecond)
 		return true
-	case err != nil && !c.opts.ForgetOnError:
+	case err != nil:
 		c.queue.AddRateLimited(key)
 		return true
 	}

@@ -27,9 +27,7 @@ func lab(opts copier.Options) cachelabtest.Controller {
 			return nil
 		},
 		Desired: func(s *cachelabtest.State) error {
-			return copier.Desired(cachelabtest.List[corev1.ConfigMap](s, ""), func(ns, name string) (*corev1.Secret, bool) {
-				return cachelabtest.Get[corev1.Secret](s, ns, name)
-			})
+			return copier.Desired(cachelabtest.List[corev1.ConfigMap](s, ""), cachelabtest.Getter[corev1.Secret](s))
 		},
 	}
 }
@@ -38,13 +36,13 @@ func TestCopier(t *testing.T) {
 	cachelabtest.Test(t, lab(copier.Options{}), plans)
 }
 
-// The planted bug (a failed sync is forgotten, not retried) is caught: a
-// random plan with a failed or timed-out write leaves a ConfigMap without
-// its Secret, and the lab prints the plan's replay command.
-func TestLabCatchesForgetOnError(t *testing.T) {
-	failures := cachelabtest.Catch(t, lab(copier.Options{ForgetOnError: true}), plans)
+// The planted bug (the Secrets are not watched) is caught: a random plan
+// that deletes or changes a Secret leaves it so, and the lab prints the
+// plan's replay command.
+func TestLabCatchesIgnoreSecrets(t *testing.T) {
+	failures := cachelabtest.Catch(t, lab(copier.Options{IgnoreSecrets: true}), plans)
 	if len(failures) == 0 {
-		t.Fatal("the lab did not catch the planted bug (ForgetOnError)")
+		t.Fatal("the lab did not catch the planted bug (IgnoreSecrets)")
 	}
 	first, last := failures[0], failures[len(failures)-1]
 	t.Logf("caught after %d plan(s); shrunk to %d step(s) after %d runs:\n%s", first.Runs, len(last.Plan.Steps), last.Runs, last.Report)

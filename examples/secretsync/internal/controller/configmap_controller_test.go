@@ -22,9 +22,7 @@ func lab(createOnly bool) cachelabtest.Controller {
 			return r.SetupWithManager(mgr)
 		},
 		Desired: func(s *cachelabtest.State) error {
-			return controller.Desired(cachelabtest.List[corev1.ConfigMap](s, ""), func(ns, name string) (*corev1.Secret, bool) {
-				return cachelabtest.Get[corev1.Secret](s, ns, name)
-			})
+			return controller.Desired(cachelabtest.List[corev1.ConfigMap](s, ""), cachelabtest.Getter[corev1.Secret](s))
 		},
 	}
 }
