@@ -649,7 +649,8 @@ func (r *run) finalState() []ObjectState {
 
 // crdInfo converts a subject's CRD for the server.
 func crdInfo(c CRD) fakeapi.ResourceInfo {
-	info := fakeapi.ResourceInfo{GVR: c.GVR, Kind: c.Kind, ListKind: c.ListKind, Namespaced: c.Namespaced, HasStatus: c.HasStatus}
+	info := fakeapi.ResourceInfo{GVR: c.GVR, Kind: c.Kind, ListKind: c.ListKind, Namespaced: c.Namespaced, HasStatus: c.HasStatus,
+		OpenAPIV3Schema: c.OpenAPIV3Schema}
 	if info.ListKind == "" {
 		info.ListKind = c.Kind + "List"
 	}

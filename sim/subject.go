@@ -111,6 +111,12 @@ type CRD struct {
 	// Validate, optional, returns a reason per invalid field of the object
 	// (its JSON); the server answers 422 Invalid.
 	Validate func(obj map[string]any) []string
+	// OpenAPIV3Schema, optional, is the CRD version's openAPIV3Schema: the
+	// server then prunes, defaults and validates objects with
+	// apiextensions-apiserver's code, as kube-apiserver does
+	// (fakeapi.ResourceInfo.OpenAPIV3Schema); fakeapi.CRDResources reads
+	// it from a manifest.
+	OpenAPIV3Schema map[string]any
 }
 
 // CacheSnapshotter is implemented by subjects that expose caches (informer

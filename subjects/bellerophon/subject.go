@@ -12,11 +12,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/yaml"
 
 	"github.com/cachelab/cachelab/sim"
 	"github.com/cachelab/cachelab/subjects/bellerophon/apis/lab/v1alpha1"
+	"github.com/cachelab/cachelab/subjects/bellerophon/config"
 )
 
 // Options configure a Controller. The zero value is the correct controller
@@ -300,17 +303,31 @@ func countLive(bphs []*v1alpha1.Bellerophon) int {
 }
 
 // CRD is the sim.CRD the server must serve for Bellerophon: namespaced,
-// with a status subresource, validated by v1alpha1.Validate (the CRD
-// schema's rules) so invalid objects get 422.
+// with a status subresource, pruned, defaulted and validated by the
+// manifest's openAPIV3Schema (config.CRDManifest) through
+// apiextensions-apiserver's code in fakeapi's store, as kube-apiserver and
+// `cachelab serve --crd` do, so invalid objects get 422 with kube-apiserver's causes.
 func CRD() sim.CRD {
-	return sim.CRD{
+	c := sim.CRD{
 		GVR:        v1alpha1.Resource,
 		Kind:       v1alpha1.Kind,
 		ListKind:   v1alpha1.ListKind,
 		Namespaced: true,
 		HasStatus:  true,
-		Validate:   v1alpha1.Validate,
 	}
+	var crd map[string]any
+	if err := yaml.Unmarshal(config.CRDManifest, &crd); err == nil {
+		versions, _, _ := unstructured.NestedSlice(crd, "spec", "versions")
+		if len(versions) == 1 {
+			if v, ok := versions[0].(map[string]any); ok {
+				c.OpenAPIV3Schema, _, _ = unstructured.NestedMap(v, "schema", "openAPIV3Schema")
+			}
+		}
+	}
+	if c.OpenAPIV3Schema == nil {
+		c.Validate = v1alpha1.Validate // the manifest did not read: its Go mirror
+	}
+	return c
 }
 
 // SubjectName is the registry name of the correct controller; mutants are

@@ -2,6 +2,7 @@ package bellerophon
 
 import (
 	"encoding/json"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"strings"
 	"testing"
 	"time"
@@ -40,7 +41,7 @@ func TestEveryMutantIsRegistered(t *testing.T) {
 	}
 	for _, b := range Bugs {
 		info, ok := sim.LookupSubject(SubjectName + "/" + string(b.Bug))
-		if !ok || !info.Mutant || info.Source == "" || len(info.CRDs) != 1 || info.CRDs[0].Validate == nil {
+		if !ok || !info.Mutant || info.Source == "" || len(info.CRDs) != 1 || info.CRDs[0].OpenAPIV3Schema == nil {
 			t.Errorf("mutant %s: registered %v, info %+v; want a mutant with a source and the validated CRD", b.Bug, ok, info)
 		}
 	}
@@ -135,5 +136,20 @@ func TestDesiredHoldsForAConvergedWorldAndNamesWhatIsWrong(t *testing.T) {
 		if ok, why := Desired(w.objs); ok || !strings.Contains(why, tc.want) {
 			t.Errorf("%s: Desired = %v (%s), want false naming %q", name, ok, why, tc.want)
 		}
+	}
+}
+
+// TestCRDCarriesTheManifestSchema: the in-process lab registers
+// Bellerophons with the manifest's openAPIV3Schema, so its server
+// validates them on the store's apiextensions path, shared with serve and
+// the fidelity corpus (fakeapi/store's schema tests, serve's
+// TestServeValidatesCustomResourcesAgainstTheirCRDSchema).
+func TestCRDCarriesTheManifestSchema(t *testing.T) {
+	c := CRD()
+	if c.OpenAPIV3Schema == nil || c.Validate != nil {
+		t.Fatalf("CRD() = %+v, want the manifest's schema and no Go validator", c)
+	}
+	if _, found, _ := unstructured.NestedMap(c.OpenAPIV3Schema, "properties", "spec", "properties", "replicas"); !found {
+		t.Errorf("schema %v lacks spec.replicas", c.OpenAPIV3Schema)
 	}
 }
