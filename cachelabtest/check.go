@@ -2,6 +2,7 @@ package cachelabtest
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -393,13 +394,13 @@ func endOf(tr *sim.Trace) string {
 // of byte slices.
 type drawnPlan struct{ sim.Plan }
 
-// GoString returns the plan's JSON.
+// GoString returns the plan's JSON, on one line.
 func (d drawnPlan) GoString() string {
-	var b strings.Builder
-	if err := d.Save(&b); err != nil {
+	b, err := json.Marshal(&d.Plan)
+	if err != nil {
 		return fmt.Sprintf("%+v", d.Plan)
 	}
-	return b.String()
+	return string(b)
 }
 
 // summary is one line on a passing run: its verdicts counted, for -v.
