@@ -1,9 +1,3 @@
-// Package cachelabtest is the lab's public Go API: what a user's go test
-// calls and what the cachelab command does between parsing its flags
-// and printing: it turns scenarios and plan files into jobs, runs them in
-// synctest bubbles (through a Host), judges their traces, compares verdicts
-// with the scenarios' expectations, and writes each run's files (plan,
-// trace, report, verdicts) and the batch's index and JUnit XML.
 package cachelabtest
 
 import (

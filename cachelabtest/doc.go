@@ -1,0 +1,38 @@
+// Package cachelabtest puts your Kubernetes controller under the lab, from
+// your own go test, as net/http/httptest puts a handler under a test
+// server: a fake API server in a synctest bubble (virtual time), faults
+// (held and expired watches, crashes and restarts, failed and timed-out
+// writes, latency, another writer), every run judged by the lab's
+// invariants, and on failure the HTML report and the one command that
+// replays the plan.
+//
+//	func TestCopier(t *testing.T) {
+//		cachelabtest.Test(t, cachelabtest.Controller{
+//			Start: func(ctx context.Context, env *cachelabtest.Env) error {
+//				c, err := copier.New(env.Kube, env.Informers, cachelabtest.RecordQueue(env, copier.NewQueue()))
+//				if err != nil {
+//					return err
+//				}
+//				env.Informers.Start(ctx.Done())
+//				go c.Run(ctx, 2)
+//				return nil
+//			},
+//			Desired: func(s *cachelabtest.State) error { ... cachelabtest.List[corev1.ConfigMap](s, "") ... },
+//		}, cachelabtest.Random(cachelabtest.Children("secrets", "%s")))
+//	}
+//
+// A Controller is a client-go controller (Start, from an Env whose
+// informer factories record themselves) or controller-runtime reconcilers
+// (Setup, on a manager the lab makes); Desired is the state it wants,
+// read from a typed State. Plans are Random (rapid: -rapid.checks,
+// -rapid.seed, failfiles, shrinking), Scenarios, Files or These. Test
+// fails t; Catch returns the failures, for tests of planted bugs. The
+// examples/ module of the repository holds two complete examples.
+//
+// The package also holds what the cachelab command does between parsing
+// its flags and printing (package cli): it turns scenarios and plan files
+// into jobs, runs them in synctest bubbles (through a Host), judges their
+// traces, compares verdicts with the scenarios' expectations, and writes
+// each run's files (plan, trace, report, verdicts) and the batch's index
+// and JUnit XML.
+package cachelabtest
