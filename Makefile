@@ -36,7 +36,7 @@ fmt-check:
 bench: ## benchmarks (ratios against baselines measured in the same run)
 	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
 
-fuzz: ## each fuzz target for FUZZTIME (default 60s)
+fuzz: ## each fuzz target for FUZZTIME (default 60s), minimizing at most FUZZMINIMIZE (2s) per new input
 	./.ci/fuzz.sh $${FUZZTIME:-60s}
 
 tidy:
