@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: kubectl help deps run test examples test-short lint vet fmt-check bench fuzz tidy codegen verify-codegen mutation-score reproduction hassynced campaign-memory load-test real-apiserver real-apiserver-start real-apiserver-stop fidelity-record operator-e2e openapi-record
+.PHONY: kubectl help deps run test examples test-short lint vet fmt-check bench fuzz tidy codegen verify-codegen mutation-score reproduction hassynced campaign-memory property property-all load-test real-apiserver real-apiserver-start real-apiserver-stop fidelity-record operator-e2e openapi-record
 
 help: ## list targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -47,6 +47,13 @@ codegen: ## regenerate Bellerophon's DeepCopy (deepcopy-gen through the module p
 
 verify-codegen: ## check the committed DeepCopy is up to date
 	VERIFY=1 subjects/bellerophon/hack/update-codegen.sh
+
+property: ## property-test one subject: SUBJECT=bellerophon/no-uid-check [CHECKS=100] [SEED=n]; prints seed, progress, the shrunk plan, failfile and replay command
+	@test -n "$(SUBJECT)" || { echo "give SUBJECT=<subject> (cachelab list shows them)"; exit 2; }
+	CACHELAB_PROPERTY_SUBJECT=$(SUBJECT) $(GO) test ./invariants -run '^TestPropertyOfOneSubject$$' -v -count=1 -timeout 60m -rapid.checks=$${CHECKS:-100} $${SEED:+-rapid.seed=$$SEED}
+
+property-all: ## property-test every real subject on every invariant it claims (CHECKS, default 100)
+	$(GO) test ./invariants -run '^TestPropertiesHoldForEverySubject$$' -count=1 -v -timeout 60m -rapid.checks=$${CHECKS:-100}
 
 mutation-score: ## slow: property tests against every Bellerophon mutant (CHECKS, default 300)
 	CACHELAB_MUTATION=1 $(GO) test ./invariants -run TestMutationScore -v -timeout 60m -rapid.checks=$${CHECKS:-300}

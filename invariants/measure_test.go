@@ -65,10 +65,13 @@ func TestMutationScore(t *testing.T) {
 	var bad []string
 	for _, name := range names {
 		out := filepath.Join(dir, strings.ReplaceAll(name, "/", "_")+".json")
-		args := []string{"-test.run=^TestPropertyOfOneSubject$", "-rapid.checks=" + checks, "-rapid.nofailfile"}
-		if seed := flag.Lookup("rapid.seed"); seed != nil && seed.Value.String() != "0" {
-			args = append(args, "-rapid.seed="+seed.Value.String())
+		seed := strconv.FormatUint(uint64(time.Now().UnixNano())>>1, 10)
+		if f := flag.Lookup("rapid.seed"); f != nil && f.Value.String() != "0" {
+			seed = f.Value.String()
 		}
+		args := []string{"-test.run=^TestPropertyOfOneSubject$", "-rapid.checks=" + checks, "-rapid.nofailfile", "-rapid.seed=" + seed}
+		fmt.Fprintf(os.Stderr, "[%d/%d] %s: %s plans, seed %s ...\n", len(rows)+1, len(names), name, checks, seed)
+		started := time.Now()
 		cmd := exec.Command(os.Args[0], args...)
 		cmd.Env = append(os.Environ(), "CACHELAB_PROPERTY_SUBJECT="+name, "CACHELAB_PROPERTY_OUT="+out)
 		log, _ := cmd.CombinedOutput() // a found mutant fails the child: expected
@@ -82,6 +85,12 @@ func TestMutationScore(t *testing.T) {
 			res = mutantResult{Subject: name}
 		}
 		rows = append(rows, res)
+		verdict := "held"
+		if res.Found {
+			verdict = fmt.Sprintf("failed %v at plan %d (shrunk to %d steps)", res.Invariants, res.ChecksToFirstFail, res.ShrunkSteps)
+		}
+		fmt.Fprintf(os.Stderr, "[%d/%d] %s: %s after %d plans, %s wall; again: make property SUBJECT=%s CHECKS=%s SEED=%s\n",
+			len(rows), len(names), name, verdict, res.Evaluations, time.Since(started).Round(time.Second), name, checks, seed)
 		switch {
 		case want[name] == "found" && !res.Found:
 			bad = append(bad, name+" (mutant not found)")

@@ -205,7 +205,9 @@ func property(subject string, pr probe, invs ...invariants.Invariant) func(*rapi
 	var mu sync.Mutex
 	failedPlans := map[string]failedRun{} // plan JSON -> its failing run
 	return func(t *rapid.T) {
-		plan := scenarios.PlanGen(subject).Draw(t, "plan")
+		// Drawn as a readablePlan, so that rapid's log of the draw (and of
+		// a shrunk failure) shows the plan's steps, not Go's dump of bytes.
+		plan := sim.Plan(rapid.Map(scenarios.PlanGen(subject), func(p sim.Plan) readablePlan { return readablePlan(p) }).Draw(t, "plan"))
 		pj, err := json.Marshal(plan)
 		if err != nil {
 			t.Fatalf("the generated plan does not marshal: %v", err)
@@ -246,11 +248,18 @@ func property(subject string, pr probe, invs ...invariants.Invariant) func(*rapi
 				t.Logf("%s", v.Detail)
 			}
 		}
-		t.Logf("%s on a plan of %d steps (outcome %s)\nplan: %s\nreplay the plan: go run ./cmd/cachelab replay %s",
-			subject, len(plan.Steps), outcome, pj, file)
+		t.Logf("%s on a plan of %d steps (outcome %s):\n%sreplay the plan: go run ./cmd/cachelab replay %s",
+			subject, len(plan.Steps), outcome, scenarios.FormatPlan(plan), file)
 		t.Fatalf(failureMessage, subject)
 	}
 }
+
+// readablePlan prints as the plan's steps in scenario-file syntax
+// (scenarios.FormatPlan) when rapid logs a draw with %#v.
+type readablePlan sim.Plan
+
+// GoString is scenarios.FormatPlan.
+func (p readablePlan) GoString() string { return "\n" + scenarios.FormatPlan(sim.Plan(p)) }
 
 // failureMessage is the failure a property reports: the same words for
 // every failing plan of a subject. rapid shrinks a failure only while each
@@ -309,12 +318,26 @@ type mutantProbe struct {
 	failures    int
 	lastPlan    *sim.Plan
 	lastFailed  []string
+	// progress, when set, gets a line every progressEvery plans.
+	progress  io.Writer
+	lastShown time.Time
 }
+
+// progressEvery is how often (wall clock) a property run prints progress.
+const progressEvery = 5 * time.Second
 
 func (p *mutantProbe) evaluated(plan *sim.Plan, failed []invariants.Verdict) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.evaluations++
+	if p.progress != nil && time.Since(p.lastShown) >= progressEvery {
+		p.lastShown = time.Now()
+		state := "no failure yet"
+		if p.failures > 0 {
+			state = fmt.Sprintf("failing since plan %d, shrinking", p.firstAt)
+		}
+		fmt.Fprintf(p.progress, "  %d plans checked, %s (%s CPU)\n", p.evaluations, state, (cpuTime() - p.start).Round(time.Millisecond))
+	}
 	if len(failed) == 0 {
 		return
 	}
@@ -333,6 +356,7 @@ func (p *mutantProbe) evaluated(plan *sim.Plan, failed []invariants.Verdict) {
 // mutantResult is what a child process reports to TestMutationScore.
 type mutantResult struct {
 	Subject     string        `json:"subject"`
+	Seed        string        `json:"seed,omitempty"`
 	Found       bool          `json:"found"`
 	FirstFail   time.Duration `json:"firstFailCPU"`
 	TotalCPU    time.Duration `json:"totalCPU"`
@@ -346,17 +370,44 @@ type mutantResult struct {
 	Invariants    []string `json:"invariants,omitempty"`
 }
 
-// TestPropertyOfOneSubject is the child process of TestMutationScore: it
-// checks every subject invariant CACHELAB_PROPERTY_SUBJECT claims and writes a
-// mutantResult to CACHELAB_PROPERTY_OUT. It is skipped otherwise.
+// TestPropertyOfOneSubject property-tests the subject named by
+// CACHELAB_PROPERTY_SUBJECT on every subject invariant it claims: `make
+// property SUBJECT=bellerophon/no-uid-check CHECKS=100 [SEED=7]`. It prints
+// the seed first, progress as it goes, and on failure the shrunk plan as
+// steps, rapid's failfile and the command that replays the plan. It is
+// also the child process of TestMutationScore, which sets
+// CACHELAB_PROPERTY_OUT to collect a mutantResult. Skipped otherwise.
 func TestPropertyOfOneSubject(t *testing.T) {
 	subject, out := os.Getenv("CACHELAB_PROPERTY_SUBJECT"), os.Getenv("CACHELAB_PROPERTY_OUT")
-	if subject == "" || out == "" {
-		t.Skip("child process of TestMutationScore (set CACHELAB_MUTATION=1 to run it)")
+	if subject == "" {
+		t.Skip("set CACHELAB_PROPERTY_SUBJECT=<subject> (make property SUBJECT=...), or CACHELAB_MUTATION=1 for the mutation score")
 	}
+	if _, ok := sim.LookupSubject(subject); !ok {
+		t.Fatalf("subject %q is not registered (known: %v)", subject, subjectNames())
+	}
+	seed := flag.Lookup("rapid.seed").Value.String()
+	if seed == "0" {
+		seed = strconv.FormatUint(uint64(time.Now().UnixNano())>>1, 10)
+		if err := flag.Set("rapid.seed", seed); err != nil {
+			t.Fatalf("cannot set -rapid.seed: %v", err)
+		}
+	}
+	checks := flag.Lookup("rapid.checks").Value.String()
+	fmt.Fprintf(os.Stderr, "property-testing %s: %s plans, seed %s (the same search again: make property SUBJECT=%s CHECKS=%s SEED=%s)\n", subject, checks, seed, subject, checks, seed)
 	pr := &mutantProbe{start: cpuTime()}
+	if out == "" {
+		pr.progress = os.Stderr
+	}
 	defer func() {
-		res := mutantResult{Subject: subject, Found: pr.failures > 0, FirstFail: pr.firstFail,
+		if out == "" {
+			if pr.failures > 0 {
+				fmt.Fprintf(os.Stderr, "%s: FAILED %v after %d plans (first failure at plan %d); the shrunk plan, the failfile and the replay command are above\n", subject, pr.lastFailed, pr.evaluations, pr.firstAt)
+			} else {
+				fmt.Fprintf(os.Stderr, "%s: every claimed invariant held on %d plans (seed %s)\n", subject, pr.evaluations, seed)
+			}
+			return
+		}
+		res := mutantResult{Subject: subject, Found: pr.failures > 0, FirstFail: pr.firstFail, Seed: seed,
 			TotalCPU: cpuTime() - pr.start, Evaluations: pr.evaluations, ChecksToFirstFail: pr.firstAt, Invariants: pr.lastFailed}
 		if pr.lastPlan != nil {
 			res.ShrunkSteps, res.ShrunkObjects = len(pr.lastPlan.Steps), len(pr.lastPlan.Objects)
