@@ -150,6 +150,28 @@ func lastCaches(tr *sim.Trace, subj map[string]bool) []sim.Record {
 	return out
 }
 
+// viewDiffWords says, one line per object, how a cache's view differs
+// from the server's: only on the server, only in the cache, or a different
+// incarnation or revision. Plain words, for reports (no Go syntax).
+func viewDiffWords(server, cache map[string]string) string {
+	var lines []string
+	for _, k := range sortedStrings(server) {
+		c, ok := cache[k]
+		switch {
+		case !ok:
+			lines = append(lines, fmt.Sprintf("%s: on the server (%s), missing from the cache", k, server[k]))
+		case c != server[k]:
+			lines = append(lines, fmt.Sprintf("%s: the server has %s, the cache %s", k, server[k], c))
+		}
+	}
+	for _, k := range sortedStrings(cache) {
+		if _, ok := server[k]; !ok {
+			lines = append(lines, fmt.Sprintf("%s: in the cache (%s), gone from the server", k, cache[k]))
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
 // firstDiffKey returns the first key (in order) whose state differs between
 // the server's objects (those keep accepts) and a cache's.
 func firstDiffKey(server, cache []sim.ObjectState, keep func(sim.ObjectState) bool) (key, bool) {
@@ -224,7 +246,7 @@ func eventualConvergence(tr *sim.Trace, opts Options) Verdict {
 		if diff := cmp.Diff(want, got); diff != "" {
 			v := fail(name, withFaultNote(tr, fmt.Sprintf("cache %q of %s (%s) does not equal the server's final state: %d object(s) on the server, %d in the cache",
 				c.Handler, c.Actor, sc, len(want), len(got))), c.Pos, final.Pos)
-			v.Detail = "cache vs server (-server +cache):\n" + diff
+			v.Detail = "cache vs server at the end of the run:\n" + viewDiffWords(want, got)
 			if k, ok := firstDiffKey(final.Objects, c.Objects, sc.has); ok {
 				if at, trig := missedChange(tr, subj, k, c.Pos); at >= 0 {
 					v = v.at(at, trig)
