@@ -175,6 +175,7 @@ func newRun(ctx context.Context, plan *Plan, info SubjectInfo) *run {
 	if ctx.Value(unscheduledKey{}) == nil {
 		r.policy.sched = r.sched
 	}
+	r.sched.recordChoices = ctx.Value(choicesKey{}) != nil
 	r.rec = newRecorder(start, r.policy)
 	r.srv = fakeapi.NewServer(fakeapi.Options{Hooks: r.policy, Observer: r.rec})
 	r.policy.Attach(r.srv)
@@ -607,7 +608,8 @@ func (r *run) stop(tr *Trace) {
 	r.rec.record(Record{Kind: RecFinal, Actor: "server", Objects: r.finalState()})
 	tr.End = Duration(r.now())
 	tr.Records = r.rec.close()
-	tr.Schedule, _ = r.sched.schedule()
+	tr.Schedule, tr.Diverged = r.sched.schedule()
+	tr.Choices = r.sched.choicePoints()
 	r.shutdown()
 }
 

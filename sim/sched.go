@@ -80,6 +80,10 @@ type scheduler struct {
 	// which the run first could not (-1: never).
 	enforce  []string
 	diverged int
+	// choices, when recording (exploration), are the turns at which more
+	// than one ticket was ready.
+	recordChoices bool
+	choices       []ChoicePoint
 
 	// Livelock detection: releases at one virtual instant, per base key.
 	limit    int
@@ -288,6 +292,22 @@ func (s *scheduler) next(now time.Duration) *ticket {
 			s.diverged = n
 		}
 	}
+	if s.recordChoices {
+		var ready []*ticket
+		for _, c := range s.pending {
+			if c.due <= now {
+				ready = append(ready, c)
+			}
+		}
+		if len(ready) > 1 {
+			slices.SortFunc(ready, less)
+			cp := ChoicePoint{Turn: len(s.keys)}
+			for _, c := range ready {
+				cp.Ready = append(cp.Ready, c.key)
+			}
+			s.choices = append(s.choices, cp)
+		}
+	}
 	t := s.pending[best]
 	s.pending = slices.Delete(s.pending, best, best+1)
 	s.turns++
@@ -381,6 +401,24 @@ func (s *scheduler) failClient(client string) {
 		close(t.ch)
 		return true
 	})
+}
+
+// ChoicePoint is a turn of a run at which more than one ticket was ready:
+// the scheduler released Ready[0] (the canonical choice) unless a plan's
+// Schedule said otherwise; any other could have gone first.
+type ChoicePoint struct {
+	// Turn is the index of the turn in the delivery schedule.
+	Turn int `json:"turn"`
+	// Ready are the keys of the tickets ready at that turn, in canonical
+	// order.
+	Ready []string `json:"ready"`
+}
+
+// choicePoints returns the recorded choice points.
+func (s *scheduler) choicePoints() []ChoicePoint {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.choices)
 }
 
 // schedule returns the released keys so far and where enforcement diverged.

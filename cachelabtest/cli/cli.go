@@ -88,6 +88,7 @@ func commands() []command {
 			"cachelab serve --crd subjects/bellerophon/config/crd.yaml --faults faults.json\n  export KUBECONFIG=$PWD/out/serve/kubeconfig; kubectl get pods -w", serveCmd},
 		{"admin", "call a running `cachelab serve`'s admin endpoints: compact history, change faults live, snapshot state", adminUsage, adminExample, adminCmd},
 		benchCommand(),
+		exploreCommand(),
 		{"version", "print the versions of cachelab, Go, client-go and the file formats", "",
 			"cachelab version", versionCmd},
 	}
@@ -210,6 +211,9 @@ func flagsOf(name string) *flag.FlagSet {
 		return f
 	case "bench":
 		f, _ := benchFlags()
+		return f
+	case "explore":
+		f, _ := exploreFlags()
 		return f
 	case "admin":
 		f, _ := adminFlags("admin")

@@ -129,3 +129,11 @@ func Measure(ctx context.Context, n int, accesses ...string) ([]Result, error) {
 	}
 	return results, nil
 }
+
+// ProcessCPU is the process's user + system CPU time so far (0 where the
+// operating system does not say).
+func ProcessCPU() time.Duration { return cpuTime() }
+
+// WallClock reads the system clock, which synctest does not virtualise:
+// usable inside a bubble to keep a wall-clock budget.
+func WallClock() time.Duration { return wallTime() }

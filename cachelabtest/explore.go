@@ -1,0 +1,162 @@
+package cachelabtest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cachelab/cachelab/invariants"
+	"github.com/cachelab/cachelab/sim"
+	"github.com/cachelab/cachelab/sim/simbench"
+)
+
+// ExploreOptions configure ExplorePlan.
+type ExploreOptions struct {
+	// MaxSchedules, MaxDeviations: see sim.ExploreOptions (defaults 200
+	// and 2).
+	MaxSchedules  int
+	MaxDeviations int
+	// MaxWall stops the exploration after this much wall-clock time.
+	// Optional; default none.
+	MaxWall time.Duration
+	// Out, when set, is the folder where each failing schedule's plan
+	// (with its enforced Schedule), trace and verdicts are written, one
+	// folder per failing schedule: Out/schedule-N.
+	Out string
+	// Replay returns the command that replays the plan saved at path.
+	Replay func(planPath string) string
+}
+
+// ExploreResult is what exploring one plan found.
+type ExploreResult struct {
+	// Exploration is what was covered.
+	sim.Exploration
+	// Outcomes counts, per invariant (measurements included), the
+	// schedules that passed, failed or were unknown.
+	Outcomes map[string]map[invariants.Status]int
+	// Failing are the schedules that failed an invariant of the subject
+	// (measurements excluded), in the order they were run.
+	Failing []FailingSchedule
+	// Wall and CPU are the exploration's wall-clock and process CPU time.
+	Wall, CPU time.Duration
+}
+
+// FailingSchedule is one schedule that failed.
+type FailingSchedule struct {
+	// N numbers the schedule among those run (the canonical one is 1).
+	N int
+	// Deviations is how many turns differ from the canonical order.
+	Deviations int
+	// Failed are the failed invariants.
+	Failed []string
+	// Plan is the plan with the schedule to enforce (Plan.Schedule).
+	Plan *sim.Plan
+	// Dir is where its files were written ("" if none).
+	Dir string
+	// Replay is the command that replays it ("" if not written).
+	Replay string
+}
+
+// ExplorePlan explores the delivery schedules of p (see sim.Explore) under
+// host, judges every schedule and collects the failing ones.
+func ExplorePlan(host Host, p *sim.Plan, opts ExploreOptions) (*ExploreResult, error) {
+	res := &ExploreResult{Outcomes: map[string]map[invariants.Status]int{}}
+	start, cpu0 := simbench.WallClock(), simbench.ProcessCPU()
+	var runErr error
+	n := 0
+	ok, out := host(func(t *testing.T) {
+		func() {
+			res.Exploration, runErr = sim.Explore(t, p, sim.ExploreOptions{
+				MaxSchedules:  opts.MaxSchedules,
+				MaxDeviations: opts.MaxDeviations,
+				Stop:          func() bool { return opts.MaxWall > 0 && simbench.WallClock()-start > opts.MaxWall },
+				OnSchedule: func(tr *sim.Trace, deviations int) {
+					n++
+					vs := invariants.Check(tr)
+					for _, v := range vs {
+						m := res.Outcomes[v.Invariant]
+						if m == nil {
+							m = map[invariants.Status]int{}
+							res.Outcomes[v.Invariant] = m
+						}
+						m[v.Status]++
+					}
+					failed := FailedInvariants(vs)
+					if len(failed) == 0 {
+						return
+					}
+					fs := FailingSchedule{N: n, Deviations: deviations, Failed: failed, Plan: tr.Plan.Clone()}
+					fs.Plan.Schedule = slices.Clone(tr.Schedule)
+					if opts.Out != "" {
+						fs.Dir = filepath.Join(opts.Out, fmt.Sprintf("schedule-%d", n))
+						if err := writeSchedule(fs.Dir, fs.Plan, tr); err != nil {
+							runErr = err
+							return
+						}
+						if opts.Replay != nil {
+							fs.Replay = opts.Replay(filepath.Join(fs.Dir, PlanFile))
+						}
+					}
+					res.Failing = append(res.Failing, fs)
+				},
+			})
+		}()
+	})
+	res.Wall, res.CPU = simbench.WallClock()-start, simbench.ProcessCPU()-cpu0
+	if runErr != nil {
+		return res, runErr
+	}
+	if !ok {
+		return res, fmt.Errorf("the exploration's bubble failed:\n%s", out)
+	}
+	return res, nil
+}
+
+// writeSchedule writes a failing schedule's plan and trace.
+func writeSchedule(dir string, p *sim.Plan, tr *sim.Trace) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(dir, PlanFile))
+	if err != nil {
+		return err
+	}
+	if err := p.Save(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return sim.WriteTraceFile(filepath.Join(dir, TraceFile), tr)
+}
+
+// Summary is the exploration in a few lines: schedules, coverage, outcomes
+// per invariant, time.
+func (r *ExploreResult) Summary() string {
+	var b strings.Builder
+	cover := "the whole space within the bound"
+	if !r.Complete() {
+		cover = fmt.Sprintf("NOT the whole space: %d alternatives left when the budget ran out", r.Pending)
+	}
+	fmt.Fprintf(&b, "%d distinct schedules (%d runs: %d duplicates, %d diverged), %d choice points in the canonical run; covered %s; %s wall, %s CPU\n",
+		r.Schedules, r.Runs, r.Duplicates, r.Diverged, r.ChoicePoints, cover, r.Wall.Round(time.Millisecond), r.CPU.Round(time.Millisecond))
+	names := make([]string, 0, len(r.Outcomes))
+	for name := range r.Outcomes {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		m := r.Outcomes[name]
+		kind := ""
+		if IsMeasurement(name) {
+			kind = " (measurement)"
+		}
+		fmt.Fprintf(&b, "  %-36s pass %d, fail %d, unknown %d%s\n", name, m[invariants.Pass], m[invariants.Fail], m[invariants.Unknown], kind)
+	}
+	return b.String()
+}
