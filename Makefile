@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: kubectl help deps run test examples test-short lint vet fmt-check bench fuzz tidy codegen verify-codegen mutation-score reproduction hassynced campaign-memory property property-all load-test real-apiserver real-apiserver-start real-apiserver-stop fidelity-record operator-e2e openapi-record
+.PHONY: kubectl help deps run test examples test-short lint vet fmt-check bench fuzz tidy codegen verify-codegen mutation-score reproduction explore-table hassynced campaign-memory property property-all load-test real-apiserver real-apiserver-start real-apiserver-stop fidelity-record operator-e2e openapi-record
 
 help: ## list targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -66,6 +66,9 @@ campaign-memory: ## slow: RUNS (default 10000) random runs of bellerophon must p
 
 reproduction: ## slow: replay every failing random plan of six mutants 10 times (PLANS per mutant, default 40) and print the reproduction table
 	CACHELAB_REPRODUCTION=$${PLANS:-40} $(GO) test ./cachelabtest -run TestReproductionTable -v -count=1 -timeout 60m
+
+explore-table: ## slow: per Bellerophon subject, the first random plan (of PLANS, default 20) that passes canonically but fails under another delivery schedule
+	CACHELAB_EXPLORE=$${PLANS:-20} $(GO) test ./cachelabtest -run TestExploreTable -v -count=1 -timeout 60m
 
 hassynced: ## slow: the HasSynced comparison table over N random plans per subject (N, default 1000)
 	@mkdir -p out

@@ -145,7 +145,7 @@ func Explore(tb testing.TB, p *Plan, opts ExploreOptions) (Exploration, error) {
 		if err != nil {
 			return ex, err
 		}
-		if tr.Diverged >= 0 {
+		if tr.Diverged {
 			ex.Diverged++
 			continue
 		}

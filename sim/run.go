@@ -608,7 +608,9 @@ func (r *run) stop(tr *Trace) {
 	r.rec.record(Record{Kind: RecFinal, Actor: "server", Objects: r.finalState()})
 	tr.End = Duration(r.now())
 	tr.Records = r.rec.close()
-	tr.Schedule, tr.Diverged = r.sched.schedule()
+	var diverged int
+	tr.Schedule, diverged = r.sched.schedule()
+	tr.Diverged = diverged >= 0
 	tr.Choices = r.sched.choicePoints()
 	r.shutdown()
 }

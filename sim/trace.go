@@ -27,10 +27,10 @@ type Trace struct {
 	// actors, in the order the run's scheduler released them (see
 	// Plan.Schedule).
 	Schedule []string `json:"schedule,omitempty"`
-	// Diverged is the turn at which the run could not follow its plan's
-	// Schedule any more (the ticket named there was not ready), -1 if it
-	// followed it to the end or had none. Not written to trace files.
-	Diverged int `json:"-"`
+	// Diverged is true when the run could not follow its plan's Schedule
+	// to the end (at some turn the ticket it named was not ready). Not
+	// written to trace files.
+	Diverged bool `json:"-"`
 	// Choices are the turns at which more than one ticket was ready, when
 	// the run was made to be explored (see Explore). Not written to trace
 	// files.
