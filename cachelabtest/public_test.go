@@ -337,3 +337,42 @@ func TestALivelockIsAVerdict(t *testing.T) {
 		t.Fatalf("%d failures, want one livelock naming configmaps/default/spin: %v", len(failures), failures)
 	}
 }
+
+// A crash in the middle of a reconcile (the plan's mid-reconcile crash,
+// which freezes the reconciling goroutine at its recorded start) works on
+// both kinds of controller: it fires in a reconcile, the run ends, and the
+// restarted process reconciles again.
+func TestAMidReconcileCrashWorksOnBothKinds(t *testing.T) {
+	scratch(t)
+	p := plan("mid-reconcile")
+	crash := p.Steps[1]
+	crash.MidReconcile, crash.At = true, p.Steps[0].At
+	p.Steps = []sim.Step{crash, p.Steps[0], p.Steps[2], p.Steps[3]} // armed before the patch's reconcile
+	for name, c := range map[string]cachelabtest.Controller{"client-go": clientGo("", false), "controller-runtime": controllerRuntime("")} {
+		t.Run(name, func(t *testing.T) {
+			// A predicate that never holds makes the plan fail, so that
+			// its trace is written and read here.
+			c.Desired = func(*cachelabtest.State) error { return errors.New("read the trace") }
+			failures := cachelabtest.Catch(t, c, cachelabtest.These(p))
+			if len(failures) != 1 {
+				t.Fatalf("%d failures, want the one the predicate makes", len(failures))
+			}
+			tr, err := sim.ReadTraceFile(strings.TrimSuffix(failures[0].ReportPath, cachelabtest.ReportFile) + cachelabtest.TraceFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			crashed, after := -1, 0
+			for _, r := range tr.Records {
+				switch {
+				case r.Kind == sim.RecCrash && strings.Contains(r.Detail, "mid-reconcile") && !strings.Contains(r.Detail, "no reconcile started"):
+					crashed = r.Pos
+				case r.Kind == sim.RecReconcile && r.Op == "end" && crashed >= 0:
+					after++
+				}
+			}
+			if crashed < 0 || after == 0 {
+				t.Errorf("crash in a reconcile at position %d, %d reconciles after it; want a crash and reconciles after the restart", crashed, after)
+			}
+		})
+	}
+}
