@@ -44,11 +44,18 @@ func HealthVerdicts(tr *sim.Trace) []invariants.Verdict {
 	// informers not synced in the last process, per resource: the record
 	// of its "false" (removed by a "true").
 	unsynced := map[string]sim.Record{}
+	// lastFailedList is the last failed list or watch of each resource by
+	// the controller: why an informer did not sync.
+	lastFailedList := map[string]sim.Record{}
 	for _, r := range tr.Records {
 		if r.Actor != actor {
 			continue
 		}
 		switch r.Kind {
+		case sim.RecRequest:
+			if (r.Verb == "list" || r.Verb == "watch") && r.Code >= 400 {
+				lastFailedList[r.Resource] = r
+			}
 		case sim.RecHandler, sim.RecReconcile:
 			nCalls++
 		case sim.RecNote:
@@ -106,9 +113,14 @@ func HealthVerdicts(tr *sim.Trace) []invariants.Verdict {
 	}
 	switch {
 	case len(never) > 0:
+		why := "see the list requests in the trace"
+		if r, ok := lastFailedList[never[0]]; ok {
+			why = fmt.Sprintf("its last %s of %s was answered %d %s at t=%s", r.Verb, r.Resource, r.Code, r.Reason, r.At)
+			pos = append(pos, r.Pos)
+		}
 		out = append(out, invariants.Verdict{Invariant: HealthSynced, Status: invariants.Fail, Positions: pos,
-			Reason: fmt.Sprintf("the informer(s) of %s never synced (started at t=%s, run ended at t=%s, %s): the controller never saw the initial list (is the resource served? see the list requests in the trace)",
-				strings.Join(never, ", "), unsynced[never[0]].At, tr.End, tr.Outcome)})
+			Reason: fmt.Sprintf("the informer(s) of %s never synced (started at t=%s, run ended at t=%s, %s): the controller never saw the initial list; %s",
+				strings.Join(never, ", "), unsynced[never[0]].At, tr.End, tr.Outcome, why)})
 	case len(unsynced) > 0:
 		out = append(out, invariants.Verdict{Invariant: HealthSynced, Status: invariants.Unknown,
 			Reason: fmt.Sprintf("%d informer(s) of the last process had not synced when the run ended, less than %s after they started: too early to require it", len(unsynced), syncBound)})

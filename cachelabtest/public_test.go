@@ -287,8 +287,8 @@ func TestAnInformerThatNeverSyncsIsAVerdict(t *testing.T) {
 	if len(failures) != 1 {
 		t.Fatalf("%d failures, want 1", len(failures))
 	}
-	if v, ok := verdict(failures[0].Failed, cachelabtest.HealthSynced); !ok || !strings.Contains(v.Reason, "widgets.example.com") {
-		t.Errorf("informers-synced verdict %+v, want a failure naming widgets.example.com", v)
+	if v, ok := verdict(failures[0].Failed, cachelabtest.HealthSynced); !ok || !strings.Contains(v.Reason, "widgets.example.com") || !strings.Contains(v.Reason, "404 NotFound") {
+		t.Errorf("informers-synced verdict %+v, want a failure naming widgets.example.com and why (404 NotFound)", v)
 	}
 }
 
