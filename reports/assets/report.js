@@ -303,9 +303,10 @@
           if (l.style !== 'signal' || r.kind !== 'signal') parts.push(markSVG(r.st.sh, x, y0, r.st.c, 'class="mark" data-i="' + r.i + '"'));
           else parts.push('<circle class="mark" data-i="' + r.i + '" cx="' + x + '" cy="' + (y0 + (r.value ? 5 : ROW_H - 5)) + '" r="3" fill="' + COLORS.purple + '"/>');
           if (l.label === 'plan steps' && bin.gap > 50) {
-            var txt = r.stepText || r.detail || r.op, n = Math.floor((bin.gap - 12) / 6.2);
+            var full = r.stepText || r.detail || r.op, txt = full, n = Math.floor((bin.gap - 12) / 6.2);
             if (txt.length > n) txt = txt.slice(0, Math.max(n - 1, 1)) + '…';
-            parts.push('<text class="steplabel" x="' + (x + 5) + '" y="' + (y0 + ROW_H / 2 + 4) + '">' + esc(txt) + '</text>');
+            // A cut label keeps its whole text as the hover title (zoom in to read it in place).
+            parts.push('<text class="steplabel" x="' + (x + 5) + '" y="' + (y0 + ROW_H / 2 + 4) + '"><title>' + esc(full) + '</title>' + esc(txt) + '</text>');
           }
         } else {
           var xa = px(xOf(bin.first)), xb = px(xOf(bin.last)), w = Math.max(xb - xa, 0) + 5;
