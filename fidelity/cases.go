@@ -545,7 +545,7 @@ var Cases = []Case{
 		e.WaitGone(Namespaces, ns)
 		e.Get("get namespace after", Namespaces, ns)
 	}},
-	// --- what the fake does not model (kept differences, measured) ---
+	// --- admission, shared Events, server-side apply ---
 	{Name: "create-in-missing-namespace", Doc: "A create in a namespace that does not exist is 404 NotFound (NamespaceLifecycle admission).", Run: func(e *Env) {
 		home := e.Namespace
 		e.Namespace = home + "-missing"

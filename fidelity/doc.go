@@ -5,14 +5,17 @@
 // Fidelity here means: the same operation sequence, sent through real
 // client-go to both servers, gets the same observable answers once the
 // parts that legitimately differ between two servers are normalized away.
-// What counts as observable is written down in Normalize: status codes and
-// Status reasons (with the field and type of each cause), the fields of an
+// What counts as observable is written down in Normalize: status codes,
+// Status bodies (reason, the body's own code, details: name, group, kind,
+// uid, and the field and type of each cause; a field manager conflict's
+// message, which names the manager), the fields of an
 // object that carry meaning (name, labels, annotations, data/spec/status,
 // finalizers, owner references by name, generation, whether a
 // deletionTimestamp is set), resourceVersions replaced by their order
 // within the case (rv#1, rv#2 ...), UIDs by identities (uid#1 ...), and
-// watch events as (type, name, resourceVersion) sequences. Timestamps,
-// managedFields, messages and absolute resourceVersions are dropped: they
+// watch events as (type, name, resourceVersion) sequences, and, for
+// server-side apply cases, managedFields without their times. Timestamps,
+// other managedFields, messages and absolute resourceVersions are dropped: they
 // differ between any two servers.
 //
 // The corpus (Cases) is a list of named operation sequences, each run in a

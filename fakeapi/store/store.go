@@ -22,7 +22,16 @@
 //   - list semantics by resourceVersion / resourceVersionMatch, label and
 //     field selectors, limit/continue pagination over a snapshot;
 //   - errors through k8s.io/apimachinery/pkg/api/errors, as kube-apiserver
-//     gives them.
+//     gives them;
+//   - typed built-ins (core: namespaces, configmaps, secrets, pods, events,
+//     nodes, services, serviceaccounts; events.k8s.io; apps/v1 workloads and
+//     controllerrevisions; batch/v1 jobs) with the observable parts of their
+//     strategies (defaults, generation, status and scale subresources,
+//     immutable fields); custom resources pruned, defaulted and validated
+//     by their CRD schema (schema.go, apiextensions-apiserver's code, CEL
+//     rules included); server-side apply and managedFields (apply.go,
+//     apimachinery's field manager; its managedFields times come from
+//     metav1.Now, the one clock read outside Options.Clock).
 //
 // Objects handed to the store are never retained (the store copies them);
 // objects the store returns from Get, List and mutations are fresh copies the
@@ -37,10 +46,10 @@
 // scan; BenchmarkStoreSync measures it.
 //
 // Not modelled: namespace existence unless Options.NamespaceLifecycle
-// (objects may be created in any namespace),
-// graceful deletion of pods (pods go at once, as unscheduled pods do),
-// shared storage of core/v1 and events.k8s.io/v1 Events (two separate
-// resources here). Server-side apply and managedFields: see apply.go. Dry runs
+// (objects may be created in any namespace), graceful deletion of pods
+// (pods go at once, as unscheduled pods do), shared storage of core/v1 and
+// events.k8s.io/v1 Events (two separate resources here), ClusterIP
+// allocation for Services. Dry runs
 // (dryRun=All) check everything and answer as kube-apiserver does, writing
 // nothing (a dry-run create answers no resourceVersion).
 //
