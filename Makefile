@@ -68,7 +68,7 @@ reproduction: ## slow: replay every failing random plan of six mutants 10 times 
 	CACHELAB_REPRODUCTION=$${PLANS:-40} $(GO) test ./cachelabtest -run TestReproductionTable -v -count=1 -timeout 60m
 
 explore-table: ## slow: per Bellerophon subject, the first random plan (of PLANS, default 20) that passes canonically but fails under another delivery schedule
-	CACHELAB_EXPLORE=$${PLANS:-20} $(GO) test ./cachelabtest -run TestExploreTable -v -count=1 -timeout 60m
+	CACHELAB_EXPLORE=$${PLANS:-20} CACHELAB_RANDOM_SCHEDULES=$${RANDOM_SCHEDULES:-1000} $(GO) test ./cachelabtest -run 'TestExploreTable|TestRandomSchedulesBaseline' -v -count=1 -timeout 60m
 
 hassynced: ## slow: the HasSynced comparison table over N random plans per subject (N, default 1000)
 	@mkdir -p out

@@ -166,3 +166,21 @@ func Explore(tb testing.TB, p *Plan, opts ExploreOptions) (Exploration, error) {
 	}
 	return ex, nil
 }
+
+// ExploreRandom runs plan p n times, run i (from 0) under the shuffled
+// schedule ShuffleSchedule = i+1: at every turn where several tickets are
+// ready, one drawn at random from the plan's seed and that number goes
+// first, the same every time. It is the baseline exploration is measured
+// against: onRun is called with each run's trace, whose plan replays it.
+func ExploreRandom(tb testing.TB, p *Plan, n int, onRun func(i int, tr *Trace)) error {
+	for i := range n {
+		q := p.Clone()
+		q.ShuffleSchedule = uint64(i + 1)
+		tr, err := Run(tb, q)
+		if err != nil {
+			return err
+		}
+		onRun(i, tr)
+	}
+	return nil
+}

@@ -176,6 +176,9 @@ func newRun(ctx context.Context, plan *Plan, info SubjectInfo) *run {
 		r.policy.sched = r.sched
 	}
 	r.sched.recordChoices = ctx.Value(choicesKey{}) != nil
+	if plan.ShuffleSchedule != 0 {
+		r.sched.random = stream(plan.Seed, "shuffle-schedule", fmt.Sprint(plan.ShuffleSchedule))
+	}
 	r.rec = newRecorder(start, r.policy)
 	r.srv = fakeapi.NewServer(fakeapi.Options{Hooks: r.policy, Observer: r.rec})
 	r.policy.Attach(r.srv)

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"sort"
 	"strconv"
@@ -84,6 +85,9 @@ type scheduler struct {
 	// than one ticket was ready.
 	recordChoices bool
 	choices       []ChoicePoint
+	// random, when set, picks among the ready tickets at random instead
+	// of canonically (random schedules, see ExploreRandom).
+	random *rand.Rand
 
 	// Livelock detection: releases at one virtual instant, per base key.
 	limit    int
@@ -282,6 +286,16 @@ func (s *scheduler) next(now time.Duration) *ticket {
 	}
 	if best < 0 {
 		return nil
+	}
+	if s.random != nil && len(s.keys) >= len(s.enforce) {
+		var ready []int
+		for i, c := range s.pending {
+			if c.due <= now {
+				ready = append(ready, i)
+			}
+		}
+		slices.SortFunc(ready, func(a, b int) int { return less(s.pending[a], s.pending[b]) })
+		best = ready[s.random.IntN(len(ready))]
 	}
 	// A recorded schedule picks its own ticket among the ready ones.
 	if n := len(s.keys); n < len(s.enforce) && s.diverged < 0 {

@@ -224,3 +224,19 @@ func TestClientGoJitterIsAFunctionOfVirtualTime(t *testing.T) {
 		}
 	}
 }
+
+func TestAShuffledScheduleIsItsOwnAndRepeats(t *testing.T) {
+	p := determinismPlan()
+	p.Competitor = &sim.Competitor{Resource: "configmaps", Patch: []byte(`{"metadata":{"labels":{"owner":"competitor"}}}`)}
+	p.Faults = sim.FaultPolicy{}
+	canonical := run(t, p)
+	q := p.Clone()
+	q.ShuffleSchedule = 7
+	a, b := run(t, q), run(t, q)
+	if d := sim.DiffDeliverySchedules(a.Schedule, b.Schedule); d != "" {
+		t.Fatalf("the same shuffle gave two schedules: %s", d)
+	}
+	if sim.DiffDeliverySchedules(canonical.Schedule, a.Schedule) == "" {
+		t.Fatal("the shuffled schedule is the canonical one")
+	}
+}

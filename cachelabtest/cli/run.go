@@ -28,6 +28,7 @@ type runOptions struct {
 	parallel int
 	timeout  time.Duration
 	repeat   int
+	shuffle  bool
 }
 
 func runFlags() (*flag.FlagSet, *runOptions) {
@@ -36,6 +37,7 @@ func runFlags() (*flag.FlagSet, *runOptions) {
 	fs.StringVar(&o.subject, "subject", "", "run only this subject (default: every subject the scenario's expectations name; bellerophon for --random)")
 	fs.StringVar(&o.out, "out", "out", "folder for traces, plans, reports, index.html, course.html and junit.xml (\"\" writes nothing)")
 	fs.IntVar(&o.random, "random", 0, "run N random plans instead of scenarios (a failed invariant is unexpected; sync-soundness verdicts are reported as measurements)")
+	fs.BoolVar(&o.shuffle, "shuffle", false, "with --random, run each plan under a shuffled delivery schedule (plan.shuffleSchedule = its seed) instead of the canonical order: other interleavings, each as reproducible")
 	fs.Uint64Var(&o.seed, "seed", 1, "with --random, the first plan's generator seed: the plans random-SEED ... random-SEED+N-1 are drawn from seeds SEED, SEED+1... (the same seed gives the same plan; each plan has its own fault seed)")
 	fs.IntVar(&o.parallel, "parallel", runtime.GOMAXPROCS(0), "runs at a time")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "wall-clock limit for the whole batch: a run that never ends (a livelock in virtual time) is named and the command exits")
@@ -104,6 +106,12 @@ func buildJobs(pos []string, o *runOptions) ([]lab.Job, error) {
 		var jobs []lab.Job
 		for i := 0; i < o.random; i++ {
 			p := scenarios.Random(o.seed+uint64(i), subject)
+			if o.shuffle {
+				p.ShuffleSchedule = o.seed + uint64(i)
+				if p.ShuffleSchedule == 0 {
+					p.ShuffleSchedule = 1 << 63
+				}
+			}
 			jobs = append(jobs, lab.NewJob(&p, nil))
 		}
 		return jobs, nil

@@ -104,7 +104,7 @@ func TestPlanErrorsForBadValues(t *testing.T) {
 		name, plan, want string
 	}{
 		{"unknown top-level field", `{"version":1,"seed":1,"subject":"x","steps":[],"faults":{},"sead":3}`,
-			`line 1: sead: unknown field "sead" (known: access, competitor, deadline, faults, kubelet, livelockAfter, name, objects, quiet, schedule, seed, steps, subject, subjectParams, version)`},
+			`line 1: sead: unknown field "sead" (known: access, competitor, deadline, faults, kubelet, livelockAfter, name, objects, quiet, schedule, seed, shuffleSchedule, steps, subject, subjectParams, version)`},
 		{"field case matters", `{"version":1,"Seed":1,"subject":"x","steps":[]}`, `Seed: unknown field "Seed"`},
 		{"unknown step field", `{"version":1,"subject":"x","steps":[{"at":"1s","actor":"faults","op":"break","resorce":"pods"}]}`,
 			`steps[0].resorce: unknown field "resorce" (known: actor, at, code, for, lag, midReconcile, name, namespace, object, op, patch, patchType, resource, target, verb)`},

@@ -68,6 +68,12 @@ type Plan struct {
 	// canonical, which is already the same for every run of the plan
 	// except where goroutines inside client-go or the subject race.
 	Schedule []string `json:"schedule,omitempty"`
+	// ShuffleSchedule, when not 0, seeds a random choice among the tickets
+	// ready at each turn instead of the canonical order (after any
+	// enforced Schedule): the same value gives the same schedule. The
+	// canonical order is one interleaving among many; a shuffled one may
+	// show what it hides. Optional; default 0 (canonical).
+	ShuffleSchedule uint64 `json:"shuffleSchedule,omitempty"`
 }
 
 // Competitor configures the informer-fed competing writer: another
