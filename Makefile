@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: kubectl help deps run test examples test-short lint vet fmt-check bench fuzz tidy codegen verify-codegen mutation-score reproduction explore-table hassynced campaign-memory property property-all load-test real-apiserver real-apiserver-start real-apiserver-stop fidelity-record operator-e2e openapi-record
+.PHONY: kubectl help deps run test examples test-short lint vet fmt-check bench fuzz tidy codegen verify-codegen mutation-score reproduction explore-table hassynced campaign-memory property property-all load-test real-apiserver real-apiserver-start real-apiserver-stop fidelity-record operator-e2e openapi-record upstream
 
 help: ## list targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -20,6 +20,12 @@ test: lint ## vet, gofmt check, then every test with the race detector
 
 examples: ## the examples module (examples/): a client-go controller and a controller-runtime reconciler under random plans, and each one's planted bug caught
 	cd examples && $(GO) test -count=1 -timeout 10m ./... -rapid.checks=$${CHECKS:-300} -rapid.shrinktime=5s
+
+upstream: ## slow: the real ReplicaSet controller (k8s.io/kubernetes v1.37.1, nested module upstream/) with KEP-5647's gate on and off: its tests, then PLANS random plans each (default 1000, from SEED, default 1); prints the table (also upstream/replicaset/campaign.md)
+	cd upstream && $(GO) test -count=1 -timeout 10m ./...
+	cd upstream && { $(GO) test -count=1 -timeout 60m -run '^TestCampaign$$' ./replicaset -v \
+		-upstream.plans=$${PLANS:-1000} -upstream.seed=$${SEED:-1} -upstream.table=campaign.md > replicaset/campaign.log 2>&1; \
+		st=$$?; grep -v -e '^=== RUN' -e '^--- PASS' -e '^PASS$$' replicaset/campaign.log; exit $$st; }
 
 test-short: ## quick tests without the race detector
 	$(GO) test -short $(PKGS)
