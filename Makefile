@@ -19,7 +19,7 @@ test: lint ## vet, gofmt check, then every test with the race detector
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
 examples: ## the examples module (examples/): a client-go controller and a controller-runtime reconciler under random plans, and each one's planted bug caught
-	cd examples && $(GO) test -count=1 -timeout 10m ./... -rapid.checks=$${CHECKS:-300} -rapid.shrinktime=5s
+	cd examples && $(GO) test -count=1 -timeout 10m ./... -rapid.checks=$${CHECKS:-300} -rapid.shrinktime=5s $${SEED:+-rapid.seed=$$SEED}
 
 upstream: ## slow: the real ReplicaSet controller (k8s.io/kubernetes v1.37.1, nested module upstream/) with KEP-5647's gate on and off: its tests, then PLANS random plans each (default 1000, from SEED, default 1); prints the table (also upstream/replicaset/campaign.md)
 	cd upstream && $(GO) test -count=1 -timeout 10m ./...

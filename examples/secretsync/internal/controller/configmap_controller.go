@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -51,13 +52,26 @@ func (r *ConfigMapReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		if err := controllerutil.SetControllerReference(&cm, &secret, r.Scheme); err != nil {
 			return ctrl.Result{}, err
 		}
-		return ctrl.Result{}, r.Create(ctx, &secret)
+		if err := r.Create(ctx, &secret); err != nil {
+			return ctrl.Result{}, err
+		}
+		// Come back until the cache has seen the new Secret: a Secret
+		// deleted before the cache ever saw it (its watch held, then
+		// ended with 410) gives no event after the relist, so nothing
+		// else would bring this ConfigMap back (found by the lab: a
+		// random plan held the Secrets watch, deleted the new Secret and
+		// expired the watch).
+		return ctrl.Result{RequeueAfter: time.Second}, nil
 	case err != nil:
 		return ctrl.Result{}, err
 	case r.CreateOnly:
 		return ctrl.Result{}, nil
 	}
 	if metav1.IsControlledBy(&secret, &cm) && equalData(secret.Data, want) {
+		var cached corev1.Secret
+		if err := r.Get(ctx, req.NamespacedName, &cached); apierrors.IsNotFound(err) {
+			return ctrl.Result{RequeueAfter: time.Second}, nil // not seen by the cache yet: see above
+		}
 		return ctrl.Result{}, nil
 	}
 	secret.Data = want
