@@ -53,6 +53,9 @@ type Env struct {
 	// Exit ends the process (os.Exit when nil); only the run watchdog
 	// calls it.
 	Exit func(code int)
+	// Getenv reads the environment (os.Getenv when nil): `run` reads
+	// JOB_COMPLETION_INDEX and CACHELAB_SHARDS from it.
+	Getenv func(string) string
 }
 
 // ProgName guesses how the user ran the command from os.Args[0]: a binary
@@ -87,6 +90,7 @@ func commands() []command {
 		{"serve", "serve the fake API server in real time (TLS, token, kubeconfig, live faults) for your own controller or kubectl", "[--faults FILE] [--crd FILE] [--seed-objects FILE] [--address ADDR]",
 			"cachelab serve --crd subjects/bellerophon/config/crd.yaml --faults faults.json\n  export KUBECONFIG=$PWD/out/serve/kubeconfig; kubectl get pods -w", serveCmd},
 		{"admin", "call a running `cachelab serve`'s admin endpoints: compact history, change faults live, snapshot state", adminUsage, adminExample, adminCmd},
+		mergeCommand(),
 		benchCommand(),
 		exploreCommand(),
 		{"version", "print the versions of cachelab, Go, client-go and the file formats", "",
@@ -211,6 +215,9 @@ func flagsOf(name string) *flag.FlagSet {
 		return f
 	case "bench":
 		f, _ := benchFlags()
+		return f
+	case "merge":
+		f, _ := mergeFlags()
 		return f
 	case "explore":
 		f, _ := exploreFlags()

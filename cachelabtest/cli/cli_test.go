@@ -19,6 +19,10 @@ import (
 
 func TestMain(m *testing.M) {
 	sim.PrepareClientGo() // as main does
+	if args := os.Getenv(childArgsEnv); args != "" {
+		// A child process of a test: cachelab itself (see runChild).
+		os.Exit(childMain(args))
+	}
 	os.Exit(m.Run())
 }
 
@@ -118,7 +122,7 @@ func TestEveryCommandHasHelpWithAnExample(t *testing.T) {
 	}
 	// A command with flags lists each of them under Flags:.
 	for cmd, flags := range map[string][]string{
-		"run": {"-random", "-seed", "-subject", "-out", "-timeout"}, "replay": {"-subject"}, "report": {"-o"},
+		"run": {"-random", "-seed", "-subject", "-out", "-timeout", "-shard"}, "merge": {"-out"}, "replay": {"-subject"}, "report": {"-o"},
 		"serve": {"-crd", "-faults", "-address"}, "bench": {"-runs", "-access", "-procs"},
 		"admin": {"-kubeconfig", "-resource-version", "-reset", "-f", "-o", "-abrupt"},
 	} {

@@ -29,6 +29,7 @@ type runOptions struct {
 	timeout  time.Duration
 	repeat   int
 	shuffle  bool
+	shard    string
 }
 
 func runFlags() (*flag.FlagSet, *runOptions) {
@@ -40,6 +41,7 @@ func runFlags() (*flag.FlagSet, *runOptions) {
 	fs.BoolVar(&o.shuffle, "shuffle", false, "with --random, run each plan under a shuffled delivery schedule (plan.shuffleSchedule = its seed) instead of the canonical order: other interleavings, each as reproducible")
 	fs.Uint64Var(&o.seed, "seed", 1, "with --random, the first plan's generator seed: the plans random-SEED ... random-SEED+N-1 are drawn from seeds SEED, SEED+1... (the same seed gives the same plan; each plan has its own fault seed)")
 	fs.IntVar(&o.parallel, "parallel", runtime.GOMAXPROCS(0), "runs at a time")
+	fs.StringVar(&o.shard, "shard", "", "run only shard i/n of the campaign (i counted from 0: 0/4 ... 3/4), a deterministic round-robin part of its runs; default from JOB_COMPLETION_INDEX and CACHELAB_SHARDS (a Kubernetes Indexed Job); `cachelab merge` joins the shards' folders")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "wall-clock limit for the whole batch: a run that never ends (a livelock in virtual time) is named and the command exits")
 	return fs, o
 }
@@ -77,7 +79,31 @@ func runCmd(env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "cachelab run: nothing to run: no scenario names subject %q in its expectations (`%s list` shows the scenarios; name one to run it with any subject)\n", o.subject, env.Prog)
 		return ExitUsage
 	}
-	return runJobs(env, jobs, o, batchTitle(pos, o))
+	shard, err := pickShard(env, o)
+	if err != nil {
+		printErr(env, "run", err)
+		return ExitUsage
+	}
+	campaign := len(jobs)
+	jobs = shard.Jobs(jobs)
+	if shard.Sharded() {
+		fmt.Fprintf(env.Stdout, "shard %s: %d of the campaign's %d runs\n", shard, len(jobs), campaign)
+	}
+	return runJobs(env, jobs, o, batchTitle(pos, o), shard, campaign)
+}
+
+// pickShard is --shard, else the Indexed Job's environment, else the whole
+// campaign.
+func pickShard(env *Env, o *runOptions) (lab.Shard, error) {
+	if o.shard != "" {
+		return lab.ParseShard(o.shard)
+	}
+	getenv := env.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	s, _, err := lab.ShardFromEnv(getenv)
+	return s, err
 }
 
 func batchTitle(pos []string, o *runOptions) string {
@@ -170,7 +196,7 @@ func buildJobs(pos []string, o *runOptions) ([]lab.Job, error) {
 
 // runJobs runs jobs, prints a line per run and the summary, writes the
 // batch files, and returns the exit code.
-func runJobs(env *Env, jobs []lab.Job, o *runOptions, title string) int {
+func runJobs(env *Env, jobs []lab.Job, o *runOptions, title string, shard lab.Shard, campaign int) int {
 	start := time.Now()
 	prog := lab.StartProgress(env.Stderr, len(jobs), env.TTY)
 	var mu sync.Mutex
@@ -256,7 +282,15 @@ func runJobs(env *Env, jobs []lab.Job, o *runOptions, title string) int {
 		fmt.Fprintf(env.Stderr, "\nThe testing framework reported failures:\n%s\n", indent(hostOut, "  "))
 	}
 	if o.out != "" {
-		if err := lab.WriteBatch(o.out, title, results, opt); err != nil {
+		batchTitle := title
+		if shard.Sharded() {
+			batchTitle += fmt.Sprintf(" (shard %s)", shard)
+		}
+		err := lab.WriteBatch(o.out, batchTitle, results, opt)
+		if err == nil {
+			err = lab.WriteResults(o.out, title, shard, campaign, results)
+		}
+		if err != nil {
 			fmt.Fprintf(env.Stderr, "cachelab run: %v\n", err)
 		} else {
 			fmt.Fprintf(w, "Reports: %s (JUnit: %s)\n", filepath.Join(o.out, lab.IndexFile), filepath.Join(o.out, lab.JUnitFile))

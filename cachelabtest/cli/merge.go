@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"path/filepath"
+
+	lab "github.com/cachelab/cachelab/cachelabtest"
+)
+
+// mergeCommand is `cachelab merge`: the output folders of a campaign's
+// shards (`cachelab run --shard i/n`) joined into one index and JUnit file.
+func mergeCommand() command {
+	return command{"merge",
+		"merge the output folders of a sharded campaign (run --shard i/n) into one index.html and junit.xml",
+		"DIR... [--out DIR]",
+		"cachelab merge out/shard-0 out/shard-1 --out out/merged   # after: cachelab run --random 100 --shard 0/2 --out out/shard-0 (and 1/2)", mergeCmd}
+}
+
+func mergeFlags() (*flag.FlagSet, *string) {
+	fs := newFlagSet("merge")
+	return fs, fs.String("out", "out/merged", "folder for the merged index.html, junit.xml and results.json (each run's files stay in its shard's folder, linked from the index)")
+}
+
+func mergeCmd(env *Env, args []string) int {
+	fs, out := mergeFlags()
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return flagError(env, "merge", fs, err)
+	}
+	if len(pos) == 0 {
+		fmt.Fprintf(env.Stderr, "cachelab merge: give the output folders of every shard, as `%s merge out/shard-0 out/shard-1 --out out/merged`\n", env.Prog)
+		return ExitUsage
+	}
+	if *out == "" {
+		fmt.Fprintf(env.Stderr, "cachelab merge: --out must name a folder\n")
+		return ExitUsage
+	}
+	m, err := lab.MergeResults(pos)
+	if err != nil {
+		printErr(env, "merge", err)
+		return ExitUsage
+	}
+	opt := lab.Options{Out: *out, Replay: func(path string) string { return env.Prog + " replay " + path }}
+	if err := lab.WriteBatch(*out, m.Title, m.Results, opt); err != nil {
+		printErr(env, "merge", err)
+		return ExitUnexpected
+	}
+	if err := lab.WriteResults(*out, m.Title, lab.Shard{}, len(m.Results), m.Results); err != nil {
+		printErr(env, "merge", err)
+		return ExitUnexpected
+	}
+	unexpected := 0
+	for _, r := range m.Results {
+		if !r.OK() {
+			unexpected++
+		}
+	}
+	fmt.Fprintf(env.Stdout, "merged %s of %q from %d shards: %d as expected, %d unexpected.\n", plural(len(m.Results), "run"), m.Title, m.Shards, len(m.Results)-unexpected, unexpected)
+	fmt.Fprintf(env.Stdout, "Reports: %s (JUnit: %s)\n", filepath.Join(*out, lab.IndexFile), filepath.Join(*out, lab.JUnitFile))
+	if unexpected > 0 {
+		return ExitUnexpected
+	}
+	return ExitOK
+}
