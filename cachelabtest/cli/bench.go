@@ -3,6 +3,7 @@ package cli
 import (
 	"flag"
 	"fmt"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	lab "github.com/cachelab/cachelab/cachelabtest"
+	"github.com/cachelab/cachelab/scenarios"
 	"github.com/cachelab/cachelab/sim"
 	"github.com/cachelab/cachelab/sim/simbench"
 )
@@ -19,14 +21,15 @@ import (
 func benchCommand() command {
 	return command{"bench",
 		"measure the standard scenario's runs per CPU-second and virtual/wall against baselines measured in the same run",
-		"[--runs N] [--access direct,http,direct-unscheduled] [--procs N]",
+		"[--runs N] [--access direct,http,direct-unscheduled] [--procs N] [--campaign N]",
 		"cachelab bench --runs 50 --access direct", benchCmd}
 }
 
 type benchOptions struct {
-	runs   int
-	access string
-	procs  int
+	runs     int
+	access   string
+	procs    int
+	campaign int
 }
 
 func benchFlags() (*flag.FlagSet, *benchOptions) {
@@ -35,6 +38,7 @@ func benchFlags() (*flag.FlagSet, *benchOptions) {
 	fs.IntVar(&o.runs, "runs", 20, "runs of each kind (scenario on each access path, server baseline, floor baseline), alternating")
 	fs.StringVar(&o.access, "access", "direct,http,direct-unscheduled", "comma-separated access paths of the scenario: direct, http, and direct-unscheduled (direct without the deterministic scheduler, to measure its cost)")
 	fs.IntVar(&o.procs, "procs", 0, "GOMAXPROCS during the runs (0: unchanged); a run's goroutines mostly take turns, so 1 spares the wake-ups of idle threads")
+	fs.IntVar(&o.campaign, "campaign", 40, "random plans of a campaign (as `cachelab run --random N`) run with 1 worker and with one per core, alternating 1, all, all, 1: the campaign's runs per wall second on every core against one (0: skip)")
 	return fs, o
 }
 
@@ -50,6 +54,10 @@ func benchCmd(env *Env, args []string) int {
 	}
 	if o.procs < 0 {
 		fmt.Fprintf(env.Stderr, "cachelab bench: --procs must be 0 (unchanged) or more, got %d\n", o.procs)
+		return ExitUsage
+	}
+	if o.campaign < 0 {
+		fmt.Fprintf(env.Stderr, "cachelab bench: --campaign must be 0 (skip) or a number of random plans, got %d\n", o.campaign)
 		return ExitUsage
 	}
 	if o.runs < 1 {
@@ -88,6 +96,69 @@ func benchCmd(env *Env, args []string) int {
 		return ExitUnexpected
 	}
 	printBench(env, o.runs, res, len(accesses))
+	if o.campaign > 0 {
+		return benchCampaign(env, o.campaign)
+	}
+	return ExitOK
+}
+
+// campaignMeasure is one batch of a campaign's runs.
+type campaignMeasure struct {
+	workers, runs int
+	wall, cpu     time.Duration
+}
+
+// benchCampaign runs the same n random plans of bellerophon with one
+// worker and with one worker per core (GOMAXPROCS), in the order 1, all,
+// all, 1 so that a change of the machine's load weighs on both, and prints
+// each one's runs per wall second and the ratio.
+func benchCampaign(env *Env, n int) int {
+	w := env.Stdout
+	cores := runtime.GOMAXPROCS(0)
+	fmt.Fprintf(w, "\ncampaign: %d random plans of bellerophon (as `cachelab run --random %d --out \"\"`), 1 worker against %d (GOMAXPROCS), alternating 1, %d, %d, 1\n\n", n, n, cores, cores, cores)
+	if l := loadAverage(); l != "" {
+		// The ratio needs idle cores: other processes' load takes them.
+		fmt.Fprintf(w, "load average before (1, 5, 15 min; %d CPUs): %s\n\n", runtime.NumCPU(), l)
+	}
+	if cores < 2 {
+		fmt.Fprintf(w, "skipped: GOMAXPROCS is 1, there is no second core to measure\n")
+		return ExitOK
+	}
+	jobs := make([]lab.Job, n)
+	for i := range jobs {
+		p := scenarios.Random(uint64(i+1), "bellerophon")
+		jobs[i] = lab.NewJob(&p, nil)
+	}
+	host := env.Host
+	if host == nil {
+		host = lab.MainHost(cores)
+	}
+	total := map[int]*campaignMeasure{1: {workers: 1}, cores: {workers: cores}}
+	for _, workers := range []int{1, cores, cores, 1} {
+		cpu0, wall0 := simbench.ProcessCPU(), time.Now()
+		results, out := lab.RunBatch(host, jobs, lab.Options{Parallel: workers, Sequential: workers == 1, DropTraces: true})
+		m := total[workers]
+		m.wall += time.Since(wall0)
+		m.cpu += simbench.ProcessCPU() - cpu0
+		m.runs += len(results)
+		for _, r := range results {
+			if r.Err != nil {
+				fmt.Fprintf(env.Stderr, "cachelab bench: campaign run %s could not run: %v\n%s", r.Job.ID, r.Err, out)
+				return ExitUnexpected
+			}
+		}
+	}
+	one, all := total[1], total[cores]
+	rate := func(m *campaignMeasure) float64 { return float64(m.runs) / m.wall.Seconds() }
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	fmt.Fprintf(tw, "WORKERS\tRUNS\tWALL\tRUNS/S (WALL)\tCPU/RUN\tCORES BUSY\t\n")
+	for _, m := range []*campaignMeasure{one, all} {
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%.1f\t%s\t%.2f\t\n", m.workers, m.runs, m.wall.Round(time.Millisecond), rate(m),
+			(m.cpu / time.Duration(m.runs)).Round(10*time.Microsecond), m.cpu.Seconds()/m.wall.Seconds())
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\ncampaign on every core: %.2fx the runs per wall second of one worker (%d workers: %.1f/s, 1 worker: %.1f/s; target >= 1.8x on 2 cores of an idle machine)\n",
+		rate(all)/rate(one), cores, rate(all), rate(one))
 	return ExitOK
 }
 
@@ -132,4 +203,17 @@ floor:  the same timeline into the same real informer and workqueue from a map a
 CPU is the whole process's (every thread, the garbage collector included).
 Target (issue 4): 1,000 runs per CPU-second and 1,000x virtual/wall on the direct path.
 `)
+}
+
+// loadAverage is /proc/loadavg's first three fields ("" where there is none).
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
 }

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -16,6 +18,7 @@ func TestBenchReportsTheScenarioAgainstBaselinesMeasuredInTheSameRun(t *testing.
 		"RUNS/CPU-S", "VIRTUAL/WALL", "VS SERVER", "VS FLOOR",
 		"scenario direct", "server", "floor",
 		"1.00x", // each baseline against itself
+		"campaign: 40 random plans", "skipped: GOMAXPROCS is 1",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("bench output lacks %q:\n%s", want, out)
@@ -23,6 +26,26 @@ func TestBenchReportsTheScenarioAgainstBaselinesMeasuredInTheSameRun(t *testing.
 	}
 	if strings.Contains(out, "scenario http") {
 		t.Errorf("bench --access direct ran the http path:\n%s", out)
+	}
+}
+
+func TestBenchMeasuresACampaignOnEveryCoreAgainstOneWorker(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("needs GOMAXPROCS >= 2")
+	}
+	code, out, errs := run(t, "bench", "--runs", "1", "--access", "direct", "--campaign", "3")
+	if code != ExitOK {
+		t.Fatalf("bench exited %d: %s", code, errs)
+	}
+	cores := fmt.Sprint(runtime.GOMAXPROCS(0))
+	for _, want := range []string{
+		"campaign: 3 random plans of bellerophon", "1 worker against " + cores,
+		"WORKERS  RUNS", "\n1        6 ", "\n" + cores + "        6 ",
+		"campaign on every core: ", "the runs per wall second of one worker",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("bench output lacks %q:\n%s", want, out)
+		}
 	}
 }
 
@@ -35,6 +58,7 @@ func TestBenchRejectsBadFlagsWithWhatIsAllowed(t *testing.T) {
 		{[]string{"--access", "direct,grpc"}, `unknown access path "grpc" (allowed: direct, http`},
 		{[]string{"extra"}, `takes no arguments, got ["extra"]`},
 		{[]string{"--procs", "-1"}, "--procs must be 0 (unchanged) or more, got -1"},
+		{[]string{"--campaign", "-1"}, "--campaign must be 0 (skip) or a number of random plans, got -1"},
 	} {
 		code, _, errs := run(t, append([]string{"bench"}, tc.args...)...)
 		if code != ExitUsage || !strings.Contains(errs, tc.want) {
