@@ -8,10 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -61,36 +63,55 @@ func TestMutationScore(t *testing.T) {
 		names = append(names, s.Name)
 	}
 	dir := t.TempDir()
-	var rows []mutantResult
-	var bad []string
-	for _, name := range names {
+	// Every core (issue 20): the children run GOMAXPROCS at a time, each
+	// subject's rapid run being sequential; the rows keep subject order.
+	rows := make([]mutantResult, len(names))
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	for k, name := range names {
 		out := filepath.Join(dir, strings.ReplaceAll(name, "/", "_")+".json")
 		seed := strconv.FormatUint(uint64(time.Now().UnixNano())>>1, 10)
 		if f := flag.Lookup("rapid.seed"); f != nil && f.Value.String() != "0" {
 			seed = f.Value.String()
 		}
 		args := []string{"-test.run=^TestPropertyOfOneSubject$", "-rapid.checks=" + checks, "-rapid.nofailfile", "-rapid.seed=" + seed}
-		fmt.Fprintf(os.Stderr, "[%d/%d] %s: %s plans, seed %s ...\n", len(rows)+1, len(names), name, checks, seed)
-		started := time.Now()
-		cmd := exec.Command(os.Args[0], args...)
-		cmd.Env = append(os.Environ(), "CACHELAB_PROPERTY_SUBJECT="+name, "CACHELAB_PROPERTY_OUT="+out)
-		log, _ := cmd.CombinedOutput() // a found mutant fails the child: expected
-		var res mutantResult
-		b, err := os.ReadFile(out)
-		if err == nil {
-			err = json.Unmarshal(b, &res)
-		}
-		if err != nil {
-			t.Errorf("%s: the child process left no result (%v); its output ends:\n%s", name, err, tail(string(log), 20))
-			res = mutantResult{Subject: name}
-		}
-		rows = append(rows, res)
-		verdict := "held"
-		if res.Found {
-			verdict = fmt.Sprintf("failed %v at plan %d (shrunk to %d steps)", res.Invariants, res.ChecksToFirstFail, res.ShrunkSteps)
-		}
-		fmt.Fprintf(os.Stderr, "[%d/%d] %s: %s after %d plans, %s wall; again: make property SUBJECT=%s CHECKS=%s SEED=%s\n",
-			len(rows), len(names), name, verdict, res.Evaluations, time.Since(started).Round(time.Second), name, checks, seed)
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			fmt.Fprintf(os.Stderr, "[%d/%d] %s: %s plans, seed %s ...\n", k+1, len(names), name, checks, seed)
+			started := time.Now()
+			cmd := exec.Command(os.Args[0], args...)
+			cmd.Env = append(os.Environ(), "CACHELAB_PROPERTY_SUBJECT="+name, "CACHELAB_PROPERTY_OUT="+out)
+			log, _ := cmd.CombinedOutput() // a found mutant fails the child: expected
+			var res mutantResult
+			b, err := os.ReadFile(out)
+			if err == nil {
+				err = json.Unmarshal(b, &res)
+			}
+			if err != nil {
+				t.Errorf("%s: the child process left no result (%v); its output ends:\n%s", name, err, tail(string(log), 20))
+				res = mutantResult{Subject: name}
+			}
+			rows[k] = res
+			verdict := "held"
+			if res.Found {
+				verdict = fmt.Sprintf("failed %v at plan %d (shrunk to %d steps)", res.Invariants, res.ChecksToFirstFail, res.ShrunkSteps)
+			}
+			mu.Lock()
+			done++
+			fmt.Fprintf(os.Stderr, "[%d done of %d] %s: %s after %d plans, %s wall; again: make property SUBJECT=%s CHECKS=%s SEED=%s\n",
+				done, len(names), name, verdict, res.Evaluations, time.Since(started).Round(time.Second), name, checks, seed)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	var bad []string
+	for k, name := range names {
+		res := rows[k]
 		switch {
 		case want[name] == "found" && !res.Found:
 			bad = append(bad, name+" (mutant not found)")
@@ -190,9 +211,32 @@ func TestHasSyncedComparison(t *testing.T) {
 		}
 		failedRuns := 0
 		start := time.Now()
-		for i := 0; i < n; i++ {
-			plan := scenarios.PlanGen(subject).Example(i)
-			tr, err := runOnce(t, &plan)
+		// Every core: the plans run in parallel subtests, one worker per
+		// core (issue 20), and are counted in plan order afterwards.
+		type planRun struct {
+			tr  *sim.Trace
+			err error
+		}
+		runs := make([]planRun, n)
+		next := make(chan int, n)
+		for i := range n {
+			next <- i
+		}
+		close(next)
+		t.Run(strings.ReplaceAll(subject, "/", "_"), func(t *testing.T) {
+			for w := range min(runtime.GOMAXPROCS(0), n) {
+				t.Run(fmt.Sprintf("worker-%d", w+1), func(t *testing.T) {
+					t.Parallel()
+					for i := range next {
+						plan := scenarios.PlanGen(subject).Example(i)
+						tr, err := runOnce(t, &plan)
+						runs[i] = planRun{tr, err}
+					}
+				})
+			}
+		})
+		for i, run := range runs {
+			tr, err := run.tr, run.err
 			if err != nil {
 				failedRuns++
 				if failedRuns <= 3 {
@@ -218,6 +262,7 @@ func TestHasSyncedComparison(t *testing.T) {
 					}
 				}
 			}
+			runs[i] = planRun{} // the trace is counted: let it go
 		}
 		t.Logf("%s: %d plans in %s wall, %d runs failed (not counted)", subject, n, time.Since(start).Round(time.Millisecond), failedRuns)
 		for _, s := range invariants.SignalNames() {
