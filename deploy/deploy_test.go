@@ -79,7 +79,37 @@ func TestJobManifestsPassServerSideDryRunAgainstServe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", r.KubeconfigPath)
+	dryRunJobs(t, r.KubeconfigPath)
+	if err := shardConfig(readJob(t, "campaign-job.yaml")); err != nil {
+		t.Errorf("campaign-job.yaml: %v", err)
+	}
+	broken := readJob(t, "campaign-job.yaml")
+	broken.Spec.Completions = new(int32)
+	*broken.Spec.Completions = 3
+	if err := shardConfig(broken); err == nil || !strings.Contains(err.Error(), "must equal spec.completions") {
+		t.Errorf("completions 3 with CACHELAB_SHARDS 4: %v, want an error", err)
+	}
+}
+
+// TestJobManifestsPassServerSideDryRunAgainstTheRealAPIServer does the
+// same against a real kube-apiserver: CACHELAB_REALSERVER_KUBECONFIG names
+// its kubeconfig (make real-apiserver-start writes one; its path is the
+// KUBECONFIG in /tmp/realserver.env).
+func TestJobManifestsPassServerSideDryRunAgainstTheRealAPIServer(t *testing.T) {
+	kubeconfig := os.Getenv("CACHELAB_REALSERVER_KUBECONFIG")
+	if kubeconfig == "" {
+		t.Skip("set CACHELAB_REALSERVER_KUBECONFIG to a real kube-apiserver's kubeconfig (make real-apiserver-start)")
+	}
+	dryRunJobs(t, kubeconfig)
+}
+
+// dryRunJobs creates the Jobs with dryRun=All in
+// namespace default of the server of kubeconfig, checks that nothing was
+// stored, and that a Job with restartPolicy Always is refused as Invalid.
+func dryRunJobs(t *testing.T, kubeconfig string) {
+	t.Helper()
+	ctx := context.Background()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,20 +133,9 @@ func TestJobManifestsPassServerSideDryRunAgainstServe(t *testing.T) {
 			t.Errorf("%s: after a dry run, get = %v, want NotFound", f, err)
 		}
 	}
-	campaign := readJob(t, "campaign-job.yaml")
-	if err := shardConfig(campaign); err != nil {
-		t.Errorf("campaign-job.yaml: %v", err)
-	}
-
-	broken := campaign.DeepCopy()
+	broken := readJob(t, "campaign-job.yaml")
 	broken.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyAlways
 	if _, err := jobs.Create(ctx, broken, dry); !apierrors.IsInvalid(err) {
 		t.Errorf("a Job with restartPolicy Always: err = %v, want Invalid", err)
-	}
-	broken = campaign.DeepCopy()
-	broken.Spec.Completions = new(int32)
-	*broken.Spec.Completions = 3
-	if err := shardConfig(broken); err == nil || !strings.Contains(err.Error(), "must equal spec.completions") {
-		t.Errorf("completions 3 with CACHELAB_SHARDS 4: %v, want an error", err)
 	}
 }
