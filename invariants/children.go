@@ -13,7 +13,8 @@ const contractChildren = `ReplicaSet controller (pkg/controller/replicaset): ` +
 Checked at every create by the subject of a child in Options.ReplicaResource ` +
 	`(default "pods") with a controller ownerReference: the live children of that ` +
 	`owner in that resource, counting the new one (created by anyone, not yet deleted ` +
-	`and not terminating), must not exceed the owner's spec.replicas. Since a reconcile ` +
+	`and not terminating), must not exceed the owner's spec.replicas (a Job's ` +
+	`spec.parallelism when it has no spec.replicas). Since a reconcile ` +
 	`may act on any version of the owner it could have read, the allowed count is the ` +
 	`largest spec.replicas among the owner's versions from the newest one the subject ` +
 	`had observed when its current reconcile started (RecReconcile "start"; the create ` +
@@ -49,13 +50,18 @@ func noDuplicateChildren(tr *sim.Trace, opts Options) Verdict {
 				}
 				seen := obs.at(r.Owner, from)
 				var want *int64
+				field := "spec.replicas"
 				for _, v := range versions[r.Owner] {
 					if v.RV < seen && v.Pos != parent.Pos {
 						continue
 					}
-					if m, ok := parseMeta(v.Object); ok && m.Spec.Replicas != nil && (want == nil || *m.Spec.Replicas > *want) {
-						n := *m.Spec.Replicas
-						want = &n
+					m, ok := parseMeta(v.Object)
+					if !ok {
+						continue
+					}
+					if b, f := m.bound(); b != nil && (want == nil || *b > *want) {
+						n := *b
+						want, field = &n, f
 					}
 				}
 				if want != nil {
@@ -66,8 +72,8 @@ func noDuplicateChildren(tr *sim.Trace, opts Options) Verdict {
 						for _, p := range sortedInts(live) {
 							pos = append(pos, p)
 						}
-						return fail(name, withFaultNote(tr, fmt.Sprintf("%s created %s as child %d of %s, which wants spec.replicas=%d: a duplicate create (the cache lagged and nothing remembered the earlier creates)",
-							r.Actor, recKey(r), len(live)+1, recKey(parent), *want)), firstN(pos, 12)...)
+						return fail(name, withFaultNote(tr, fmt.Sprintf("%s created %s as child %d of %s, which wants %s=%d: a duplicate create (the cache lagged and nothing remembered the earlier creates)",
+							r.Actor, recKey(r), len(live)+1, recKey(parent), field, *want)), firstN(pos, 12)...)
 					}
 				}
 			}
@@ -98,7 +104,7 @@ func noDuplicateChildren(tr *sim.Trace, opts Options) Verdict {
 		}
 	}
 	if judged == 0 {
-		return unknown(name, fmt.Sprintf("the subject created no %s with a controller owner whose spec.replicas is known: nothing to count", replicaRes))
+		return unknown(name, fmt.Sprintf("the subject created no %s with a controller owner whose spec.replicas (or spec.parallelism) is known: nothing to count", replicaRes))
 	}
 	return pass(name, fmt.Sprintf("%d child create(s) by the subject: none took an owner above its spec.replicas", judged))
 }

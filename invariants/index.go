@@ -69,10 +69,21 @@ type meta struct {
 	} `json:"metadata"`
 	Spec struct {
 		Replicas *int64 `json:"replicas"`
+		// Parallelism is a Job's bound on its active Pods.
+		Parallelism *int64 `json:"parallelism"`
 	} `json:"spec"`
 }
 
-// parseMeta reads metadata and spec.replicas from an object's JSON; ok is
+// bound is the most children the object wants: spec.replicas, or a Job's
+// spec.parallelism when there is no spec.replicas; field names it.
+func (m meta) bound() (n *int64, field string) {
+	if m.Spec.Replicas != nil {
+		return m.Spec.Replicas, "spec.replicas"
+	}
+	return m.Spec.Parallelism, "spec.parallelism"
+}
+
+// parseMeta reads metadata, spec.replicas and spec.parallelism from an object's JSON; ok is
 // false when the JSON is absent or malformed.
 func parseMeta(obj json.RawMessage) (meta, bool) {
 	var m meta

@@ -93,7 +93,7 @@ func All() []Invariant {
 		{Name: NamePerObjectOrder, Summary: "per watch stream and object, delivered RVs strictly increase; a handler never sees an object's RV go down", Contract: contractOrder, check: perObjectOrder},
 		{Name: NameDeleteRecreate, Summary: "a handler learns of every UID change of a key; no deletion after the recreation; tombstones carry the right key", Contract: contractDeleteRecreate, check: deleteRecreate},
 		{Name: NameNoLostDeletes, Summary: "an object deleted on the server leaves every cache and handler view", Contract: contractLostDeletes, check: noLostDeletes},
-		{Name: NameNoDuplicateChildren, Summary: "no create makes the subject's live children exceed the parent's spec.replicas", Contract: contractChildren, check: noDuplicateChildren},
+		{Name: NameNoDuplicateChildren, Summary: "no create makes the subject's live children exceed the parent's spec.replicas (a Job's spec.parallelism)", Contract: contractChildren, check: noDuplicateChildren},
 		{Name: NameNoLostUpdates, Summary: "no subject write reverts another actor's change it never observed", Contract: contractLostUpdates, check: noLostUpdates},
 		{Name: NameFinalizers, Summary: "nothing is left terminating on our finalizer or in our external store; no child is created under an owner seen terminating", Contract: contractFinalizers, check: finalizers},
 		{Name: NameReadYourWrites, Summary: "the subject never collides (409) with its own earlier write: it waits for its cache to show its writes", Contract: contractReadYourWrites, check: readYourWrites},

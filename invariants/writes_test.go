@@ -422,3 +422,29 @@ func TestBackupLeftAfterAStrippedObjectsKeyWasReconciledAgainFailsFinalizers(t *
 	wantStatus(t, v, invariants.Fail)
 	wantPositions(t, v, snap.Pos, gone)
 }
+
+// A Job's spec.parallelism bounds its active Pods as a ReplicaSet's
+// spec.replicas does (the Job controller, KEP-5647's other subject): a
+// third Pod created for a Job of parallelism 2 is a duplicate.
+func TestThirdPodForAJobOfParallelismTwoFailsNoDuplicateChildren(t *testing.T) {
+	b := tracebuild.New(ctrl)
+	b.At(0)
+	b.WatchOpen(ctrl, "ctrl/jobs#1", "jobs", true)
+	b.WatchOpen(ctrl, "ctrl/pods#1", "pods", true)
+	b.At(1 * sec)
+	job := b.Create("user", tracebuild.Obj{Resource: "jobs", Namespace: "ns", Name: "j", Spec: map[string]any{"parallelism": 2}})
+	b.At(2 * sec)
+	b.Deliver(ctrl, "ctrl/jobs#1", "ADDED", job)
+	b.Handle(ctrl, "jobs", "ADDED", job)
+	b.At(3 * sec)
+	b.Create(ctrl, tracebuild.Obj{Resource: "pods", Namespace: "ns", Name: "j-0", Owner: job.UID})
+	b.Create(ctrl, tracebuild.Obj{Resource: "pods", Namespace: "ns", Name: "j-1", Owner: job.UID})
+	v := invariants.NoDuplicateChildren(b.Trace("quiet"))
+	wantStatus(t, v, invariants.Pass)
+	b.Create(ctrl, tracebuild.Obj{Resource: "pods", Namespace: "ns", Name: "j-2", Owner: job.UID})
+	v = invariants.NoDuplicateChildren(b.Trace("quiet"))
+	wantStatus(t, v, invariants.Fail)
+	if !strings.Contains(v.Reason, "spec.parallelism=2") {
+		t.Fatalf("reason should name the Job's parallelism: %q", v.Reason)
+	}
+}
