@@ -21,11 +21,11 @@ test: lint ## vet, gofmt check, then every test with the race detector
 examples: ## the examples module (examples/): a client-go controller and a controller-runtime reconciler under random plans, and each one's planted bug caught
 	cd examples && $(GO) test -count=1 -timeout 10m ./... -rapid.checks=$${CHECKS:-300} -rapid.shrinktime=5s $${SEED:+-rapid.seed=$$SEED}
 
-upstream: ## slow: the real ReplicaSet controller (k8s.io/kubernetes v1.37.1, nested module upstream/) with KEP-5647's gate on and off: its tests, then PLANS random plans each (default 1000, from SEED, default 1); prints the table (also upstream/replicaset/campaign.md)
+upstream: ## slow: the real ReplicaSet and Job controllers (k8s.io/kubernetes v1.37.1, nested module upstream/) with KEP-5647's gate on and off: their tests, then PLANS random plans each (default 1000, from SEED, default 1); prints the tables (also upstream/{replicaset,job}/campaign.md)
 	cd upstream && $(GO) test -count=1 -timeout 10m ./...
-	cd upstream && { $(GO) test -count=1 -timeout 60m -run '^TestCampaign$$' ./replicaset -v \
-		-upstream.plans=$${PLANS:-1000} -upstream.seed=$${SEED:-1} -upstream.table=campaign.md > replicaset/campaign.log 2>&1; \
-		st=$$?; grep -v -e '^=== RUN' -e '^--- PASS' -e '^PASS$$' replicaset/campaign.log; exit $$st; }
+	cd upstream && { $(GO) test -p 1 -count=1 -timeout 60m -run '^TestCampaign$$' ./replicaset ./job -v \
+		-upstream.plans=$${PLANS:-1000} -upstream.seed=$${SEED:-1} -upstream.table=campaign.md > campaign.log 2>&1; \
+		st=$$?; grep -v -e '^=== RUN' -e '^--- PASS' -e '^PASS$$' campaign.log; exit $$st; }
 
 test-short: ## quick tests without the race detector
 	$(GO) test -short $(PKGS)

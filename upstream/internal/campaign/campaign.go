@@ -1,0 +1,173 @@
+// Package campaign runs random-plan campaigns over the upstream module's
+// subjects and renders their table: per subject, plans run, plans failing
+// each invariant, and the CPU time to the first failure.
+package campaign
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cachelab/cachelab/cachelabtest"
+	"github.com/cachelab/cachelab/sim"
+)
+
+var (
+	plansFlag = flag.Int("upstream.plans", 0, "random plans per subject for the campaign (0: skip)")
+	seedFlag  = flag.Uint64("upstream.seed", 1, "first seed of the campaign's plans")
+	tableFlag = flag.String("upstream.table", "", "file to write the campaign's table to (besides the test log)")
+)
+
+// Subject is one controller of a campaign and its plan generator.
+type Subject struct {
+	Controller cachelabtest.Controller
+	// Plan returns the plan of seed for the subject named subject.
+	Plan func(seed uint64, subject string) *sim.Plan
+}
+
+// cpu returns the process's CPU time (user + system).
+func cpu() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// row is one subject's campaign result.
+type row struct {
+	subject     string
+	plans       int
+	failedPlans int
+	byInv       map[string]int
+	firstCPU    time.Duration // CPU time until the first failing plan ended; 0: none
+	firstPlan   string
+	firstSize   int
+	firstReport string
+	dupAt       int           // plans run at the first no-duplicate-children failure; 0: none
+	dupCPU      time.Duration // CPU time until then
+	dupSeed     uint64
+	cpu         time.Duration
+}
+
+// Run runs -upstream.plans random plans (seeds from -upstream.seed) against
+// each subject, in turn, and prints per subject the plans run, the plans
+// failing each invariant and the CPU time to the first failure (also to
+// -upstream.table). With -cachelab.plan (a report's replay command) it runs
+// that plan once per subject and logs the verdicts. generator names the
+// plan generator's file in the table's heading.
+func Run(t *testing.T, generator string, subjects ...Subject) {
+	n := *plansFlag
+	replay := false
+	if f := flag.Lookup("cachelab.plan"); f != nil && f.Value.String() != "" {
+		// A report's replay command: the saved plan, once per subject
+		// (its verdicts are logged; no table).
+		n, replay = 1, true
+	}
+	if n <= 0 {
+		t.Skip("give -upstream.plans=N (make upstream)")
+	}
+	_ = os.RemoveAll(filepath.Join("testdata", "cachelab", t.Name()))
+	var rows []*row
+	for _, s := range subjects {
+		c := s.Controller
+		rw := &row{subject: c.Name, byInv: map[string]int{}}
+		start := cpu()
+		for i := range n {
+			seed := *seedFlag + uint64(i)
+			p := s.Plan(seed, c.Name)
+			p.Name = fmt.Sprintf("%s-%d", strings.TrimPrefix(c.Name, "upstream/"), seed)
+			failures := cachelabtest.Catch(t, c, cachelabtest.These(p))
+			rw.plans++
+			if len(failures) == 0 {
+				continue
+			}
+			rw.failedPlans++
+			var names []string
+			for _, v := range failures[0].Failed {
+				rw.byInv[v.Invariant]++
+				names = append(names, v.Invariant)
+			}
+			if rw.dupAt == 0 && slices.Contains(names, "no-duplicate-children") {
+				rw.dupAt, rw.dupCPU, rw.dupSeed = i+1, cpu()-start, seed
+			}
+			keep := rw.firstCPU == 0 || slices.Contains(names, "no-duplicate-children")
+			if keep {
+				t.Logf("%s seed %d failed %s: %s", c.Name, seed, strings.Join(names, ", "), failures[0].ReportPath)
+			} else if failures[0].ReportPath != "" {
+				// Only the first failure's and the over-creations' files
+				// are kept (about 400 kB each).
+				_ = os.RemoveAll(filepath.Dir(failures[0].ReportPath))
+			}
+			if rw.firstCPU == 0 {
+				rw.firstCPU = cpu() - start
+				rw.firstPlan = fmt.Sprintf("seed %d", seed)
+				rw.firstSize = len(p.Steps)
+				rw.firstReport = failures[0].ReportPath
+				t.Logf("%s: first failure at plan %d (seed %d):\n%s", c.Name, i+1, seed, failures[0].Report)
+			}
+		}
+		rw.cpu = cpu() - start
+		rows = append(rows, rw)
+	}
+	if replay {
+		return
+	}
+	table := formatTable(rows, generator, *seedFlag, n)
+	fmt.Print(table)
+	if *tableFlag != "" {
+		if err := os.WriteFile(*tableFlag, []byte(table), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// formatTable renders the rows as a Markdown table.
+func formatTable(rows []*row, generator string, seed uint64, n int) string {
+	invs := map[string]bool{}
+	for _, r := range rows {
+		for k := range r.byInv {
+			invs[k] = true
+		}
+	}
+	var names []string
+	for k := range invs {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nseeds %d..%d (%s), k8s.io/kubernetes v1.37.1\n\n", seed, seed+uint64(n)-1, generator)
+	b.WriteString("| subject | plans run | plans failing | ")
+	for _, k := range names {
+		b.WriteString(k + " | ")
+	}
+	b.WriteString("CPU to first failure | first failing plan (steps) | first no-duplicate-children: plans, CPU, seed | CPU total |\n|---|---|---|")
+	for range names {
+		b.WriteString("---|")
+	}
+	b.WriteString("---|---|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %s | %d | %d | ", r.subject, r.plans, r.failedPlans)
+		for _, k := range names {
+			fmt.Fprintf(&b, "%d | ", r.byInv[k])
+		}
+		first, plan := "none", "none"
+		if r.firstCPU > 0 {
+			first = r.firstCPU.Round(time.Millisecond).String()
+			plan = fmt.Sprintf("%s (%d) %s", r.firstPlan, r.firstSize, r.firstReport)
+		}
+		dup := "none"
+		if r.dupAt > 0 {
+			dup = fmt.Sprintf("%d, %s, seed %d", r.dupAt, r.dupCPU.Round(time.Millisecond), r.dupSeed)
+		}
+		fmt.Fprintf(&b, "%s | %s | %s | %s |\n", first, plan, dup, r.cpu.Round(time.Millisecond))
+	}
+	return b.String()
+}

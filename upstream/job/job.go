@@ -1,0 +1,142 @@
+// Package job puts the real Job controller of kube-controller-manager
+// (k8s.io/kubernetes v1.37.1, pkg/controller/job) under the lab, wired to
+// the lab's recorded typed informers over the fake API server, with the
+// KEP-5647 feature gate StaleControllerConsistencyJob on (upstream/job, the
+// default since v1.36) or off (upstream/job-nogate).
+package job
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+	"unsafe"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/util/workqueue"
+	jobcontroller "k8s.io/kubernetes/pkg/controller/job"
+	"k8s.io/kubernetes/pkg/features"
+
+	"github.com/cachelab/cachelab/cachelabtest"
+)
+
+// Names of the two subjects.
+const (
+	// Name is the controller with KEP-5647's gate on (the v1.36+ default).
+	Name = "upstream/job"
+	// NameNoGate is the controller with the gate off.
+	NameNoGate = "upstream/job-nogate"
+)
+
+// Workers is kube-controller-manager's default --concurrent-job-syncs.
+const Workers = 5
+
+// gateMu serializes setting the process-wide gate and building the
+// controller, which reads it once, in NewController.
+var gateMu sync.Mutex
+
+// Controller returns the real Job controller as a lab controller with the
+// KEP-5647 gate set to gate. The scheduling informers (WorkloadWithJob,
+// alpha, off) are not given.
+func Controller(gate bool) cachelabtest.Controller {
+	name := Name
+	if !gate {
+		name = NameNoGate
+	}
+	return cachelabtest.Controller{
+		Name: name,
+		Start: func(ctx context.Context, env *cachelabtest.Env) error {
+			jm, err := build(ctx, env, gate)
+			if err != nil {
+				return err
+			}
+			env.Informers.Start(ctx.Done())
+			go jm.Run(ctx, Workers)
+			return nil
+		},
+		Desired: Desired,
+	}
+}
+
+func build(ctx context.Context, env *cachelabtest.Env, gate bool) (*jobcontroller.Controller, error) {
+	gateMu.Lock()
+	defer gateMu.Unlock()
+	if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(map[string]bool{
+		string(features.StaleControllerConsistencyJob): gate,
+	}); err != nil {
+		return nil, fmt.Errorf("upstream/job: setting the feature gate: %w", err)
+	}
+	jm, err := jobcontroller.NewController(ctx, env.Kube, env.Informers.Core().V1().Pods(), env.Informers.Batch().V1().Jobs(), nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	// Record the reconciles (the controller's unexported queue, still
+	// empty), as upstream/replicaset does; an error if the field changes.
+	f := reflect.ValueOf(jm).Elem().FieldByName("queue")
+	want := reflect.TypeFor[workqueue.TypedRateLimitingInterface[string]]()
+	if !f.IsValid() || f.Type() != want {
+		return nil, fmt.Errorf("upstream/job: Controller has no field queue of type %v", want)
+	}
+	p := (*workqueue.TypedRateLimitingInterface[string])(unsafe.Pointer(f.UnsafeAddr()))
+	*p = cachelabtest.RecordQueue(env, *p)
+	return jm, nil
+}
+
+// Desired holds when every Job that is neither being deleted nor finished
+// controls as many active Pods (not terminating, not Succeeded or Failed)
+// as it wants: parallelism, or fewer when the completions left are fewer
+// (no Pod ever succeeds here: there is no kubelet).
+func Desired(s *cachelabtest.State) error {
+	active := map[string]int32{}
+	succeeded := map[string]int32{}
+	for _, p := range cachelabtest.List[corev1.Pod](s, "") {
+		ref := metav1.GetControllerOf(p)
+		if ref == nil {
+			continue
+		}
+		switch {
+		case p.Status.Phase == corev1.PodSucceeded:
+			succeeded[string(ref.UID)]++
+		case p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodFailed:
+		default:
+			active[string(ref.UID)]++
+		}
+	}
+	var why []string
+	for _, j := range cachelabtest.List[batchv1.Job](s, "") {
+		if j.DeletionTimestamp != nil || finished(j) || (j.Spec.Suspend != nil && *j.Spec.Suspend) {
+			continue
+		}
+		want := int32(1)
+		if j.Spec.Parallelism != nil {
+			want = *j.Spec.Parallelism
+		}
+		if j.Spec.Completions != nil {
+			if left := *j.Spec.Completions - succeeded[string(j.UID)]; left < want {
+				want = left
+			}
+		}
+		if got := active[string(j.UID)]; got != want {
+			why = append(why, fmt.Sprintf("Job %s/%s wants %d active pods and controls %d", j.Namespace, j.Name, want, got))
+		}
+	}
+	if len(why) > 0 {
+		sort.Strings(why)
+		return fmt.Errorf("%s", strings.Join(why, "; "))
+	}
+	return nil
+}
+
+func finished(j *batchv1.Job) bool {
+	for _, c := range j.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
