@@ -74,7 +74,9 @@ func Run(t *testing.T, generator string, subjects ...Subject) {
 	if n <= 0 {
 		t.Skip("give -upstream.plans=N (make upstream)")
 	}
-	_ = os.RemoveAll(filepath.Join("testdata", "cachelab", t.Name()))
+	if !replay {
+		_ = os.RemoveAll(filepath.Join("testdata", "cachelab", t.Name()))
+	}
 	var rows []*row
 	for _, s := range subjects {
 		c := s.Controller
