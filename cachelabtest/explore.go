@@ -69,42 +69,40 @@ func ExplorePlan(host Host, p *sim.Plan, opts ExploreOptions) (*ExploreResult, e
 	var runErr error
 	n := 0
 	ok, out := host(func(t *testing.T) {
-		func() {
-			res.Exploration, runErr = sim.Explore(t, p, sim.ExploreOptions{
-				MaxSchedules:  opts.MaxSchedules,
-				MaxDeviations: opts.MaxDeviations,
-				Stop:          func() bool { return opts.MaxWall > 0 && simbench.WallClock()-start > opts.MaxWall },
-				OnSchedule: func(tr *sim.Trace, deviations int) {
-					n++
-					vs := invariants.Check(tr)
-					for _, v := range vs {
-						m := res.Outcomes[v.Invariant]
-						if m == nil {
-							m = map[invariants.Status]int{}
-							res.Outcomes[v.Invariant] = m
-						}
-						m[v.Status]++
+		res.Exploration, runErr = sim.Explore(t, p, sim.ExploreOptions{
+			MaxSchedules:  opts.MaxSchedules,
+			MaxDeviations: opts.MaxDeviations,
+			Stop:          func() bool { return opts.MaxWall > 0 && simbench.WallClock()-start > opts.MaxWall },
+			OnSchedule: func(tr *sim.Trace, deviations int) {
+				n++
+				vs := invariants.Check(tr)
+				for _, v := range vs {
+					m := res.Outcomes[v.Invariant]
+					if m == nil {
+						m = map[invariants.Status]int{}
+						res.Outcomes[v.Invariant] = m
 					}
-					failed := FailedInvariants(vs)
-					if len(failed) == 0 {
+					m[v.Status]++
+				}
+				failed := FailedInvariants(vs)
+				if len(failed) == 0 {
+					return
+				}
+				fs := FailingSchedule{N: n, Deviations: deviations, Failed: failed, Plan: tr.Plan.Clone()}
+				fs.Plan.Schedule = slices.Clone(tr.Schedule)
+				if opts.Out != "" {
+					fs.Dir = filepath.Join(opts.Out, fmt.Sprintf("schedule-%d", n))
+					if err := writeSchedule(fs.Dir, fs.Plan, tr); err != nil {
+						runErr = err
 						return
 					}
-					fs := FailingSchedule{N: n, Deviations: deviations, Failed: failed, Plan: tr.Plan.Clone()}
-					fs.Plan.Schedule = slices.Clone(tr.Schedule)
-					if opts.Out != "" {
-						fs.Dir = filepath.Join(opts.Out, fmt.Sprintf("schedule-%d", n))
-						if err := writeSchedule(fs.Dir, fs.Plan, tr); err != nil {
-							runErr = err
-							return
-						}
-						if opts.Replay != nil {
-							fs.Replay = opts.Replay(filepath.Join(fs.Dir, PlanFile))
-						}
+					if opts.Replay != nil {
+						fs.Replay = opts.Replay(filepath.Join(fs.Dir, PlanFile))
 					}
-					res.Failing = append(res.Failing, fs)
-				},
-			})
-		}()
+				}
+				res.Failing = append(res.Failing, fs)
+			},
+		})
 	})
 	res.Wall, res.CPU = simbench.WallClock()-start, simbench.ProcessCPU()-cpu0
 	if runErr != nil {

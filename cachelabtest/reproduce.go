@@ -69,6 +69,21 @@ func (r Reproduction) String() string {
 	return b.String()
 }
 
+// Add adds o's replays to r, as a campaign totals the reproductions of its
+// plans: the counts, and o's differences prefixed with label (the plan's
+// name). r.Failed is left as it is.
+func (r *Reproduction) Add(label string, o Reproduction) {
+	r.Runs += o.Runs
+	r.SameFailed += o.SameFailed
+	r.SameFaults += o.SameFaults
+	r.SameDeliveries += o.SameDeliveries
+	r.SameMeasurements += o.SameMeasurements
+	r.Errors += o.Errors
+	for _, d := range o.Differences {
+		r.Differences = append(r.Differences, label+": "+d)
+	}
+}
+
 // FailedInvariants returns the names of the failed verdicts that judge the
 // subject (measurements excluded), sorted.
 func FailedInvariants(vs []invariants.Verdict) []string {

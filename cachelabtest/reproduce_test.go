@@ -13,14 +13,20 @@ import (
 	_ "github.com/cachelab/cachelab/subjects/bellerophon"
 )
 
+// subjectReproduction is one subject's failing plans and their replays.
+type subjectReproduction struct {
+	plans []string // the failing plans' run IDs
+	lab.Reproduction
+}
+
 // reproduction replays every failing plan among random plans
 // first..first+plans-1 of each subject n times and returns the per-subject
 // reproductions. A plan "fails" when an invariant of the subject fails
 // (measurements excluded), as `cachelab run --random` counts it.
-func reproduction(t *testing.T, subjects []string, first uint64, plans, n int) map[string]*lab.Reproduction {
+func reproduction(t *testing.T, subjects []string, first uint64, plans, n int) map[string]*subjectReproduction {
 	t.Helper()
 	host := lab.TestHost(t)
-	out := map[string]*lab.Reproduction{}
+	out := map[string]*subjectReproduction{}
 	for _, subject := range subjects {
 		var jobs []lab.Job
 		for seed := first; seed < first+uint64(plans); seed++ {
@@ -31,7 +37,7 @@ func reproduction(t *testing.T, subjects []string, first uint64, plans, n int) m
 		if hostOut != "" {
 			t.Fatalf("%s: %s", subject, hostOut)
 		}
-		rep := &lab.Reproduction{}
+		rep := &subjectReproduction{}
 		out[subject] = rep
 		for _, r := range results {
 			if r.Err != nil {
@@ -45,16 +51,8 @@ func reproduction(t *testing.T, subjects []string, first uint64, plans, n int) m
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep.Failed = append(rep.Failed, r.Job.ID)
-			rep.Runs += one.Runs
-			rep.SameFailed += one.SameFailed
-			rep.SameFaults += one.SameFaults
-			rep.SameDeliveries += one.SameDeliveries
-			rep.SameMeasurements += one.SameMeasurements
-			rep.Errors += one.Errors
-			for _, d := range one.Differences {
-				rep.Differences = append(rep.Differences, r.Job.ID+": "+d)
-			}
+			rep.plans = append(rep.plans, r.Job.ID)
+			rep.Add(r.Job.ID, one)
 		}
 	}
 	return out
@@ -72,10 +70,8 @@ func TestFailingRandomPlansReproduceWhenReplayed(t *testing.T) {
 	total := lab.Reproduction{}
 	for _, s := range subjects {
 		r := reps[s]
-		t.Logf("%-30s %d failing plans, %d replays: failed set %d, fault schedule %d, delivery schedule %d", s, len(r.Failed), r.Runs, r.SameFailed, r.SameFaults, r.SameDeliveries)
-		total.Runs += r.Runs
-		total.SameFailed += r.SameFailed
-		total.SameFaults += r.SameFaults
+		t.Logf("%-30s %d failing plans, %d replays: failed set %d, fault schedule %d, delivery schedule %d", s, len(r.plans), r.Runs, r.SameFailed, r.SameFaults, r.SameDeliveries)
+		total.Add(s, r.Reproduction)
 		for _, d := range r.Differences {
 			t.Log(d)
 		}
@@ -115,12 +111,9 @@ func TestReproductionTable(t *testing.T) {
 	plans := 0
 	for _, s := range subjects {
 		r := reps[s]
-		plans += len(r.Failed)
-		total.Runs += r.Runs
-		total.SameFailed += r.SameFailed
-		total.SameFaults += r.SameFaults
-		total.SameDeliveries += r.SameDeliveries
-		fmt.Fprintf(&b, "| %s | %d | %d/%d | %d/%d | %d/%d |\n", s, len(r.Failed), r.SameFailed, r.Runs, r.SameFaults, r.Runs, r.SameDeliveries, r.Runs)
+		plans += len(r.plans)
+		total.Add(s, r.Reproduction)
+		fmt.Fprintf(&b, "| %s | %d | %d/%d | %d/%d | %d/%d |\n", s, len(r.plans), r.SameFailed, r.Runs, r.SameFaults, r.Runs, r.SameDeliveries, r.Runs)
 	}
 	fmt.Fprintf(&b, "| total | %d | **%d/%d (%.1f%%)** | %d/%d | %d/%d |\n", plans, total.SameFailed, total.Runs, 100*total.Rate(), total.SameFaults, total.Runs, total.SameDeliveries, total.Runs)
 	t.Log("\n" + b.String())

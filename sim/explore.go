@@ -108,12 +108,9 @@ func Explore(tb testing.TB, p *Plan, opts ExploreOptions) (Exploration, error) {
 		q := p.Clone()
 		q.Schedule = schedule
 		ex.Runs++
-		var tr *Trace
-		err := errors.New("sim: explore: the run's bubble failed")
-		Bubble(tb, func(t *testing.T) {
-			tr, err = RunInBubble(context.WithValue(t.Context(), choicesKey{}, true), q)
+		return runInNewBubble(tb, q, func(ctx context.Context) context.Context {
+			return context.WithValue(ctx, choicesKey{}, true)
 		})
-		return tr, err
 	}
 	first, err := run(nil)
 	if err != nil {

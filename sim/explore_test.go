@@ -24,14 +24,12 @@ func TestExploreRunsDistinctSchedulesWithinTheBound(t *testing.T) {
 	var digests []string
 	var ex sim.Exploration
 	var err error
-	func() {
-		ex, err = sim.Explore(t, p, sim.ExploreOptions{MaxDeviations: 1, MaxSchedules: 100, OnSchedule: func(tr *sim.Trace, dev int) {
-			digests = append(digests, sim.ScheduleDigest(tr.Schedule))
-			if tr.Outcome != "quiet" {
-				t.Errorf("schedule %d ended %q", len(digests), tr.Outcome)
-			}
-		}})
-	}()
+	ex, err = sim.Explore(t, p, sim.ExploreOptions{MaxDeviations: 1, MaxSchedules: 100, OnSchedule: func(tr *sim.Trace, dev int) {
+		digests = append(digests, sim.ScheduleDigest(tr.Schedule))
+		if tr.Outcome != "quiet" {
+			t.Errorf("schedule %d ended %q", len(digests), tr.Outcome)
+		}
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}

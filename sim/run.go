@@ -29,11 +29,19 @@ import (
 // its trace. See RunInBubble for what a run does. The error is the run's own
 // failure (bad plan, unknown subject, a subject that does not start); the
 // trace is returned even then, with Outcome "error: ...", as far as it got.
-func Run(tb testing.TB, p *Plan) (*Trace, error) {
+func Run(tb testing.TB, p *Plan) (*Trace, error) { return runInNewBubble(tb, p, nil) }
+
+// runInNewBubble is Run with the run's context marked by mark, if not nil
+// (Explore's runs record their choice points).
+func runInNewBubble(tb testing.TB, p *Plan, mark func(context.Context) context.Context) (*Trace, error) {
 	var tr *Trace
 	err := errors.New("sim: the run's bubble failed before the run returned")
 	Bubble(tb, func(t *testing.T) {
-		tr, err = RunInBubble(t.Context(), p)
+		ctx := t.Context()
+		if mark != nil {
+			ctx = mark(ctx)
+		}
+		tr, err = RunInBubble(ctx, p)
 	})
 	return tr, err
 }

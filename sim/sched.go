@@ -159,24 +159,27 @@ func requestKey(req fakeapi.RequestInfo) (base, label string) {
 	return "req " + req.Client + " " + verb + " " + obj, req.Client + ": " + verb + " " + obj
 }
 
-// awaitRequest blocks until req's turn (see fakeapi.Scheduler).
-func (s *scheduler) awaitRequest(ctx context.Context, req fakeapi.RequestInfo, cost func(key string) time.Duration) error {
-	if exempt(req.Client) || ctx.Value(ungatedKey{}) != nil {
-		return nil
-	}
-	base, label := requestKey(req)
-	now := s.now()
+// enqueue adds a ticket for the next occurrence of base (its key is base
+// plus the occurrence's number), due at due(key) and woken on release; nil
+// if the scheduler has closed.
+func (s *scheduler) enqueue(base, label, client string, due func(key string) time.Duration) *ticket {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return errSchedulerClosed
+		return nil
 	}
 	s.counts[base]++
 	key := base + " #" + strconv.Itoa(s.counts[base])
-	t := &ticket{key: key, base: base, client: req.Client, label: label, turn: s.turns, due: now + cost(key), ch: make(chan struct{})}
+	t := &ticket{key: key, base: base, client: client, label: label, turn: s.turns, due: due(key), ch: make(chan struct{})}
 	s.pending = append(s.pending, t)
 	s.mu.Unlock()
 	s.wake()
+	return t
+}
+
+// wait blocks until t is released (its error, if it was failed) or ctx
+// ends (ctx's error; the ticket is withdrawn).
+func (s *scheduler) wait(ctx context.Context, t *ticket) error {
 	select {
 	case <-t.ch:
 		return t.err
@@ -184,6 +187,20 @@ func (s *scheduler) awaitRequest(ctx context.Context, req fakeapi.RequestInfo, c
 		s.withdraw(t)
 		return ctx.Err()
 	}
+}
+
+// awaitRequest blocks until req's turn (see fakeapi.Scheduler).
+func (s *scheduler) awaitRequest(ctx context.Context, req fakeapi.RequestInfo, cost func(key string) time.Duration) error {
+	if exempt(req.Client) || ctx.Value(ungatedKey{}) != nil {
+		return nil
+	}
+	base, label := requestKey(req)
+	now := s.now()
+	t := s.enqueue(base, label, req.Client, func(key string) time.Duration { return now + cost(key) })
+	if t == nil {
+		return errSchedulerClosed
+	}
+	return s.wait(ctx, t)
 }
 
 // awaitDelivery asks for the turn of the seq-th event of watch w.
@@ -204,23 +221,9 @@ func (s *scheduler) awaitDelivery(watcher string, seq int) (<-chan struct{}, fun
 
 // sleep waits until virtual time now+d, woken in its turn (see Env.Sleep).
 func (s *scheduler) sleep(ctx context.Context, actor, name string, d time.Duration) {
-	base := "sleep " + actor + " " + name
-	now := s.now()
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return
-	}
-	s.counts[base]++
-	t := &ticket{key: base + " #" + strconv.Itoa(s.counts[base]), base: base, client: actor, label: actor + ": " + name,
-		turn: s.turns, due: now + d, ch: make(chan struct{})}
-	s.pending = append(s.pending, t)
-	s.mu.Unlock()
-	s.wake()
-	select {
-	case <-t.ch:
-	case <-ctx.Done():
-		s.withdraw(t)
+	due := s.now() + d
+	if t := s.enqueue("sleep "+actor+" "+name, actor+": "+name, actor, func(string) time.Duration { return due }); t != nil {
+		_ = s.wait(ctx, t)
 	}
 }
 
@@ -287,15 +290,19 @@ func (s *scheduler) next(now time.Duration) *ticket {
 	if best < 0 {
 		return nil
 	}
-	if s.random != nil && len(s.keys) >= len(s.enforce) {
-		var ready []int
-		for i, c := range s.pending {
+	// The ready tickets in canonical order, when a shuffle or the
+	// exploration's choice points need them (best is ready[0]).
+	var ready []*ticket
+	if s.random != nil || s.recordChoices {
+		for _, c := range s.pending {
 			if c.due <= now {
-				ready = append(ready, i)
+				ready = append(ready, c)
 			}
 		}
-		slices.SortFunc(ready, func(a, b int) int { return less(s.pending[a], s.pending[b]) })
-		best = ready[s.random.IntN(len(ready))]
+		slices.SortFunc(ready, less)
+	}
+	if s.random != nil && len(s.keys) >= len(s.enforce) {
+		best = slices.Index(s.pending, ready[s.random.IntN(len(ready))])
 	}
 	// A recorded schedule picks its own ticket among the ready ones.
 	if n := len(s.keys); n < len(s.enforce) && s.diverged < 0 {
@@ -307,14 +314,7 @@ func (s *scheduler) next(now time.Duration) *ticket {
 		}
 	}
 	if s.recordChoices {
-		var ready []*ticket
-		for _, c := range s.pending {
-			if c.due <= now {
-				ready = append(ready, c)
-			}
-		}
 		if len(ready) > 1 {
-			slices.SortFunc(ready, less)
 			cp := ChoicePoint{Turn: len(s.keys)}
 			for _, c := range ready {
 				cp.Ready = append(cp.Ready, c.key)
