@@ -8,21 +8,17 @@ package job
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"sort"
 	"strings"
-	"sync"
-	"unsafe"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilfeature "k8s.io/apiserver/pkg/util/feature"
-	"k8s.io/client-go/util/workqueue"
 	jobcontroller "k8s.io/kubernetes/pkg/controller/job"
 	"k8s.io/kubernetes/pkg/features"
 
 	"github.com/cachelab/cachelab/cachelabtest"
+	"github.com/cachelab/cachelab/upstream/internal/wiring"
 )
 
 // Names of the two subjects.
@@ -35,10 +31,6 @@ const (
 
 // Workers is kube-controller-manager's default --concurrent-job-syncs.
 const Workers = 5
-
-// gateMu serializes setting the process-wide gate and building the
-// controller, which reads it once, in NewController.
-var gateMu sync.Mutex
 
 // Controller returns the real Job controller as a lab controller with the
 // KEP-5647 gate set to gate. The scheduling informers (WorkloadWithJob,
@@ -63,27 +55,17 @@ func Controller(gate bool) cachelabtest.Controller {
 	}
 }
 
+// build makes the controller with the gate set, and records its workqueue.
 func build(ctx context.Context, env *cachelabtest.Env, gate bool) (*jobcontroller.Controller, error) {
-	gateMu.Lock()
-	defer gateMu.Unlock()
-	if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(map[string]bool{
-		string(features.StaleControllerConsistencyJob): gate,
-	}); err != nil {
-		return nil, fmt.Errorf("upstream/job: setting the feature gate: %w", err)
-	}
-	jm, err := jobcontroller.NewController(ctx, env.Kube, env.Informers.Core().V1().Pods(), env.Informers.Batch().V1().Jobs(), nil, nil)
+	jm, err := wiring.WithGate(features.StaleControllerConsistencyJob, gate, func() (*jobcontroller.Controller, error) {
+		return jobcontroller.NewController(ctx, env.Kube, env.Informers.Core().V1().Pods(), env.Informers.Batch().V1().Jobs(), nil, nil)
+	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("upstream/job: %w", err)
 	}
-	// Record the reconciles (the controller's unexported queue, still
-	// empty), as upstream/replicaset does; an error if the field changes.
-	f := reflect.ValueOf(jm).Elem().FieldByName("queue")
-	want := reflect.TypeFor[workqueue.TypedRateLimitingInterface[string]]()
-	if !f.IsValid() || f.Type() != want {
-		return nil, fmt.Errorf("upstream/job: Controller has no field queue of type %v", want)
+	if err := wiring.RecordQueue(jm, env); err != nil {
+		return nil, fmt.Errorf("upstream/job: %w", err)
 	}
-	p := (*workqueue.TypedRateLimitingInterface[string])(unsafe.Pointer(f.UnsafeAddr()))
-	*p = cachelabtest.RecordQueue(env, *p)
 	return jm, nil
 }
 

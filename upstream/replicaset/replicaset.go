@@ -9,21 +9,17 @@ package replicaset
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"sort"
 	"strings"
-	"sync"
-	"unsafe"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilfeature "k8s.io/apiserver/pkg/util/feature"
-	"k8s.io/client-go/util/workqueue"
 	rscontroller "k8s.io/kubernetes/pkg/controller/replicaset"
 	"k8s.io/kubernetes/pkg/features"
 
 	"github.com/cachelab/cachelab/cachelabtest"
+	"github.com/cachelab/cachelab/upstream/internal/wiring"
 )
 
 // Names of the two subjects.
@@ -41,10 +37,6 @@ const Workers = 5
 // BurstReplicas is kube-controller-manager's default burst of creates or
 // deletes per sync (replicaset.BurstReplicas).
 const BurstReplicas = rscontroller.BurstReplicas
-
-// gateMu serializes setting the process-wide feature gate and building the
-// controller, which reads the gate once, in NewReplicaSetController.
-var gateMu sync.Mutex
 
 // Controller returns the real ReplicaSet controller as a lab controller,
 // with the KEP-5647 gate set to gate. It is named Name or NameNoGate.
@@ -70,36 +62,17 @@ func Controller(gate bool) cachelabtest.Controller {
 
 // build makes the controller with the gate set, and records its workqueue.
 func build(ctx context.Context, env *cachelabtest.Env, gate bool) (*rscontroller.ReplicaSetController, error) {
-	gateMu.Lock()
-	defer gateMu.Unlock()
-	if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(map[string]bool{
-		string(features.StaleControllerConsistencyReplicaSet): gate,
-	}); err != nil {
-		return nil, fmt.Errorf("upstream/replicaset: setting the feature gate: %w", err)
+	rsc, err := wiring.WithGate(features.StaleControllerConsistencyReplicaSet, gate, func() (*rscontroller.ReplicaSetController, error) {
+		return rscontroller.NewReplicaSetController(ctx, env.Informers.Apps().V1().ReplicaSets(),
+			env.Informers.Core().V1().Pods(), env.Kube, BurstReplicas), nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("upstream/replicaset: %w", err)
 	}
-	rsc := rscontroller.NewReplicaSetController(ctx, env.Informers.Apps().V1().ReplicaSets(),
-		env.Informers.Core().V1().Pods(), env.Kube, BurstReplicas)
-	if err := recordQueue(rsc, env); err != nil {
-		return nil, err
+	if err := wiring.RecordQueue(rsc, env); err != nil {
+		return nil, fmt.Errorf("upstream/replicaset: %w", err)
 	}
 	return rsc, nil
-}
-
-// recordQueue replaces the controller's unexported workqueue (made in
-// NewBaseController, still empty: no informer has started) with the same
-// queue wrapped by cachelabtest.RecordQueue, so that the trace holds each
-// reconcile's start, which no-duplicate-children and read-your-writes read.
-// The controller offers no hook for its queue, hence reflect and unsafe;
-// a change of the field's name or type is an error, not a silent miss.
-func recordQueue(rsc *rscontroller.ReplicaSetController, env *cachelabtest.Env) error {
-	f := reflect.ValueOf(rsc).Elem().FieldByName("queue")
-	want := reflect.TypeFor[workqueue.TypedRateLimitingInterface[string]]()
-	if !f.IsValid() || f.Type() != want {
-		return fmt.Errorf("upstream/replicaset: ReplicaSetController has no field queue of type %v: the lab cannot record its reconciles", want)
-	}
-	p := (*workqueue.TypedRateLimitingInterface[string])(unsafe.Pointer(f.UnsafeAddr()))
-	*p = cachelabtest.RecordQueue(env, *p)
-	return nil
 }
 
 // Desired holds when every ReplicaSet that is not being deleted controls
