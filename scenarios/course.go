@@ -65,7 +65,7 @@ var course = []Part{
 		{Edge: 13, Title: "410 Gone",
 			Lesson: "When the history a watch needs is compacted, the re-watch gets 410 and the informer relists; deletes in the gap become tombstones. A relist is normal operation, not an error."},
 		{Edge: 14, Title: "Too large resource version",
-			Lesson: "A replica behind the client answers a list at the client's resourceVersion with 504 \"Too large resource version\"; v0.37.2 then retries at RV=\"\" (consistent) instead of looping."},
+			Lesson: "A replica behind the client answers a list or WatchList at the client's resourceVersion with 504 \"Too large resource version\"; v0.37.2 recognises it by its cause and asks again at RV=\"\" (consistent). A reflector that cannot tell it from any timeout asks again at the same resourceVersion, for as long as the replica lags."},
 		{Edge: 15, Title: "Bookmarks",
 			Lesson: "Bookmarks move a quiet watch's resourceVersion forward, so a re-watch after a long silence does not hit 410 and relist."},
 		{Edge: 16, Title: "Synthetic ADDED events in arbitrary order",

@@ -43,7 +43,7 @@
 // The timeline: `object BODY` adds an initial object; `at TIME ACTOR OP
 // [RESOURCE] [NS/NAME] [key=value ...] [BODY]` adds a sim.Step (keys:
 // resource, ns, name, target, code, verb, lag, for, midReconcile,
-// patchType; target=subject aims a fault at the subject under test,
+// notOlderThan, patchType; target=subject aims a fault at the subject under test,
 // whatever its name). A BODY is YAML or JSON, either inline from the first "{" (it
 // may continue on the next lines until its braces balance) or as the
 // indented lines right below the directive. It is the object of create and

@@ -67,6 +67,9 @@ func FormatStep(st sim.Step) string {
 	if st.MidReconcile {
 		kv("midReconcile", "true")
 	}
+	if st.NotOlderThan {
+		kv("notOlderThan", "true")
+	}
 	if st.PatchType != "" {
 		kv("patchType", st.PatchType)
 	}

@@ -38,7 +38,7 @@ func (e *ParseError) Unwrap() error { return ErrSyntax }
 var directives = []string{"scenario", "title", "edge", "source", "subject", "seed", "deadline", "quiet", "kubelet", "access", "param", "faults", "object", "at"}
 
 // stepKeys are the key=value arguments of an `at` step.
-var stepKeys = []string{"resource", "ns", "name", "target", "code", "verb", "lag", "for", "midReconcile", "patchType"}
+var stepKeys = []string{"resource", "ns", "name", "target", "code", "verb", "lag", "for", "midReconcile", "notOlderThan", "patchType"}
 
 var nameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
 
@@ -555,6 +555,12 @@ func (p *parser) step(l line, rest string) error {
 				return p.errf(l.n, "step: midReconcile=%q: use true or false", v)
 			}
 			st.MidReconcile = b
+		case "notOlderThan":
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return p.errf(l.n, "step: notOlderThan=%q: use true or false", v)
+			}
+			st.NotOlderThan = b
 		default:
 			return p.errf(l.n, "step: unknown argument %q (known: %s)", k, strings.Join(stepKeys, ", "))
 		}

@@ -152,6 +152,9 @@ type window struct {
 	resource string
 	target   string
 	lag      int64
+	// notOlderThan: the replica also serves reads at a given RV (stale-replica
+	// step with NotOlderThan).
+	notOlderThan bool
 }
 
 // NewPolicy returns the policy of plan p. now returns the virtual time since
@@ -463,10 +466,18 @@ func (p *Policy) decideLocked(req fakeapi.RequestInfo, now time.Duration) fakeap
 			}
 		}
 	}
-	if req.ResourceVersion == "0" && (req.Verb == "list" || req.Verb == "watch") {
-		lag := p.faults.StaleReplicaLag
+	if req.ResourceVersion != "" && (req.Verb == "list" || req.Verb == "watch") {
+		// Reads at "0" go to the replica (FaultPolicy.StaleReplicaLag and
+		// every window); reads at a given RV only in a notOlderThan window.
+		// The store serves the lag where kube-apiserver's watch cache
+		// would (an Exact list, a plain watch from N are its own business)
+		// and answers 504 Too large when the replica is behind N.
+		var lag int64
+		if req.ResourceVersion == "0" {
+			lag = p.faults.StaleReplicaLag
+		}
 		for _, w := range p.stale {
-			if now >= w.from && (w.to == 0 || now < w.to) && (w.target == "" || w.target == req.Client) {
+			if now >= w.from && (w.to == 0 || now < w.to) && (w.target == "" || w.target == req.Client) && (req.ResourceVersion == "0" || w.notOlderThan) {
 				lag = max(lag, w.lag)
 			}
 		}
@@ -506,11 +517,13 @@ func (p *Policy) Arm(i int) {
 
 // StaleReplica starts the stale-replica window of step i: lists and watches
 // at resourceVersion "0" are served Lag revisions behind, for For (0: until
-// the end of the run).
+// the end of the run). With NotOlderThan, lists and WatchLists at a given
+// resourceVersion N are too; the store answers 504 "Too large resource
+// version" when the replica has not reached N (EDGE-CASES 14).
 func (p *Policy) StaleReplica(i int) {
 	s := p.steps[i]
 	now := p.now()
-	w := window{step: i, from: now, lag: s.Lag, target: s.Target}
+	w := window{step: i, from: now, lag: s.Lag, target: s.Target, notOlderThan: s.NotOlderThan}
 	if s.For > 0 {
 		w.to = now + s.For.D()
 	}

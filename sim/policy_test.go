@@ -307,3 +307,32 @@ func TestDisconnectDelaysAreDrawnPerWatchWithinTwiceTheMean(t *testing.T) {
 		t.Errorf("%d of 200 disconnects abrupt, want about half", abrupt)
 	}
 }
+
+func TestStaleReplicaNotOlderThanAlsoServesReadsAtAGivenRV(t *testing.T) {
+	p := &Plan{Seed: 1, Steps: []Step{
+		{At: Duration(time.Second), Actor: "faults", Op: "stale-replica", Lag: 3},
+		{At: Duration(time.Second), Actor: "faults", Op: "stale-replica", Lag: 5, NotOlderThan: true, For: Duration(time.Second)},
+	}}
+	pol, clk := newTestPolicy(p)
+	clk.t = time.Second
+	pol.StaleReplica(0)
+	if f := pol.BeforeRequest(req("ctrl", "list", "9")); f.ReplicaLag != 0 {
+		t.Fatalf("list at RV 9 without notOlderThan served by the replica: %+v", f)
+	}
+	pol.StaleReplica(1)
+	for _, verb := range []string{"list", "watch"} {
+		if f := pol.BeforeRequest(req("ctrl", verb, "9")); f.ReplicaLag != 5 || f.Name != FaultStaleReplica {
+			t.Fatalf("%s at RV 9 in a notOlderThan window: %+v, want lag 5", verb, f)
+		}
+	}
+	if f := pol.BeforeRequest(req("ctrl", "list", "0")); f.ReplicaLag != 5 {
+		t.Fatalf("list at RV 0: lag %d, want the larger lag 5", f.ReplicaLag)
+	}
+	if f := pol.BeforeRequest(req("ctrl", "list", "")); f.ReplicaLag != 0 {
+		t.Fatalf("consistent list served stale: %+v", f)
+	}
+	clk.t = 2 * time.Second
+	if f := pol.BeforeRequest(req("ctrl", "list", "9")); f.ReplicaLag != 0 {
+		t.Fatalf("after the notOlderThan window: lag %d, want 0", f.ReplicaLag)
+	}
+}

@@ -565,8 +565,12 @@ func (r *run) faultStep(i int) {
 		}
 	case "stale-replica":
 		r.policy.StaleReplica(i)
+		reads := "lists and watches at resourceVersion 0"
+		if s.NotOlderThan {
+			reads = "lists and watches at resourceVersion 0, lists and WatchLists at a given resourceVersion (504 Too large when behind it),"
+		}
 		r.rec.record(Record{Kind: RecFault, Actor: ActorFaults, Fault: "stale-replica-on", Lag: s.Lag, Target: s.Target, Step: i,
-			Detail: fmt.Sprintf("step %d: lists at resourceVersion 0 served %d revisions behind for %s", i, s.Lag, forText(s.For))})
+			Detail: fmt.Sprintf("step %d: %s served %d revisions behind for %s", i, reads, s.Lag, forText(s.For))})
 	case "fail-next", "timeout-next-write":
 		r.policy.Arm(i)
 	case "hold":

@@ -201,6 +201,9 @@ func StepSummary(st sim.Step) string {
 	if st.MidReconcile {
 		parts = append(parts, "midReconcile=true")
 	}
+	if st.NotOlderThan {
+		parts = append(parts, "notOlderThan=true")
+	}
 	if len(st.Object) > 0 {
 		parts = append(parts, objectSummary(st.Object))
 	}

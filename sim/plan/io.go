@@ -48,7 +48,7 @@ var (
 		"break":              {"resource", "target"},
 		"expire":             {"resource", "target"},
 		"compact":            {"lag"},
-		"stale-replica":      {"lag", "for", "target"},
+		"stale-replica":      {"lag", "for", "target", "notOlderThan"},
 		"fail-next":          {"code", "verb", "resource", "target"},
 		"timeout-next-write": {"verb", "resource", "target"},
 		"hold":               {"resource", "target", "for"},
@@ -550,6 +550,7 @@ func (s *Step) setFields() []string {
 	add(s.Lag != 0, "lag")
 	add(s.For != 0, "for")
 	add(s.MidReconcile, "midReconcile")
+	add(s.NotOlderThan, "notOlderThan")
 	return out
 }
 

@@ -132,6 +132,14 @@ type Step struct {
 	Lag int64 `json:"lag,omitempty"`
 	// For is how long a fault lasts (stale-replica, hold); 0 = until undone.
 	For Duration `json:"for,omitempty"`
+	// NotOlderThan makes a stale replica (stale-replica) also serve the
+	// reads that name a resourceVersion N without asking for it exactly:
+	// lists at N (ResourceVersionMatch NotOlderThan, or none without a
+	// limit) and WatchLists at N. A replica that has not reached N answers
+	// 504 "Too large resource version" (EDGE-CASES 14), as a lagging
+	// kube-apiserver's watch cache does. Default false: only reads at
+	// resourceVersion "0" are served by the replica.
+	NotOlderThan bool `json:"notOlderThan,omitempty"`
 	// MidReconcile makes a crash wait until the subject is inside a reconcile.
 	MidReconcile bool `json:"midReconcile,omitempty"`
 }

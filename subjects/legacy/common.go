@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -111,6 +112,10 @@ type lwAdapter struct {
 	// bookmark from every watch stream and is called each time
 	// (ParamDropEndBookmark).
 	dropEndBookmark func()
+	// hideTooLarge turns a 504 "Too large resource version" from a list or
+	// a watch into a bare 504 Timeout the reflector cannot recognise
+	// (IgnoresTooLargeName), and is called each time.
+	hideTooLarge func()
 }
 
 var _ cache.ListerWatcher = lwAdapter{}
@@ -124,6 +129,7 @@ func (a lwAdapter) List(o metav1.ListOptions) (runtime.Object, error) {
 // stripListRV is set.
 func (a lwAdapter) ListWithContext(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 	obj, err := a.ListerWatcherWithContext.ListWithContext(ctx, o)
+	err = a.hide(err)
 	if err != nil || !a.stripListRV {
 		return obj, err
 	}
@@ -144,6 +150,7 @@ func (a lwAdapter) Watch(o metav1.ListOptions) (watch.Interface, error) {
 // dropEndBookmark is set.
 func (a lwAdapter) WatchWithContext(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 	w, err := a.ListerWatcherWithContext.WatchWithContext(ctx, o)
+	err = a.hide(err)
 	if err != nil || a.dropEndBookmark == nil {
 		return w, err
 	}
@@ -157,6 +164,17 @@ func (a lwAdapter) WatchWithContext(ctx context.Context, o metav1.ListOptions) (
 		}
 		return ev, true
 	}), nil
+}
+
+// hide returns err, or a bare 504 Timeout in its place when hideTooLarge
+// is set and err is a "Too large resource version" (a 504 with cause
+// ResourceVersionTooLarge).
+func (a lwAdapter) hide(err error) error {
+	if err == nil || a.hideTooLarge == nil || !apierrors.HasStatusCause(err, metav1.CauseTypeResourceVersionTooLarge) {
+		return err
+	}
+	a.hideTooLarge()
+	return apierrors.NewTimeoutError("the server was unable to return a response in the time allotted", 1)
 }
 
 // IsWatchListSemanticsUnSupported passes the wrapped ListerWatcher's answer

@@ -111,6 +111,11 @@ func (s *RealFIFOSubject) Start(ctx context.Context, env sim.Env) error {
 	s.h = newHandlerRecorder(env.Rec, env.Name, RealFIFOName)
 	lw := newLW(ctx, env, p, s.h)
 	lw.noWatchList, lw.stripListRV = s.v.noWatchList, s.v.stripListRV
+	if s.v.hideTooLarge {
+		lw.hideTooLarge = func() {
+			s.h.note("the ListerWatcher hid a 504 Too large resource version from the reflector (a bare 504 Timeout)")
+		}
+	}
 	s.informer = cache.NewSharedIndexInformerWithOptions(lw, &corev1.ConfigMap{}, cache.SharedIndexInformerOptions{ObjectDescription: "configmaps", ResyncPeriod: p.resync})
 	s.workers = newWorkers(ctx, env, s.informer.GetStore(), s.h)
 	s.workers.Reconciler.Wrote = func(rv int64) {

@@ -47,6 +47,14 @@ const (
 	// objects, the controller's only chance to repair a mirror deleted
 	// while its watch was down (EDGE-CASES 10, 21: PR #86015).
 	SkipsSameRVName = RealFIFOName + "/skips-same-rv"
+	// IgnoresTooLargeName's ListerWatcher turns every 504 "Too large
+	// resource version" into a bare 504 Timeout (no ResourceVersionTooLarge
+	// cause, no telling message), so the v0.37.2 reflector cannot recognise
+	// it (reflector.go isTooLargeResourceVersionError) and does what
+	// reflectors did before PRs #92537 and #94316: back off and ask again
+	// at the same resourceVersion, for as long as the replica lags
+	// (EDGE-CASES 14, k/k#91073).
+	IgnoresTooLargeName = RealFIFOName + "/ignores-too-large"
 )
 
 // variant is what a RealFIFO variant changes; the zero value (with name
@@ -58,6 +66,7 @@ type variant struct {
 	panicOnPoison bool
 	sourcesOnly   bool
 	skipSameRV    bool
+	hideTooLarge  bool
 }
 
 func init() {
@@ -88,6 +97,9 @@ func init() {
 		{variant{name: SkipsSameRVName, sourcesOnly: true, skipSameRV: true},
 			"sources-only, and drops every OnUpdate with old.RV == new.RV as a resync: also a relist's unchanged objects",
 			"k/k PR #86015: a relist is not a resync"},
+		{variant{name: IgnoresTooLargeName, hideTooLarge: true},
+			"informer-realfifo whose ListerWatcher hides the cause of a 504 \"Too large resource version\": its reflector retries at the same resourceVersion while the replica lags",
+			"k/k#91073: reflectors looped on \"Too large resource version\" (fixed by PRs #92537, #94316)"},
 	} {
 		sim.RegisterSubject(sim.SubjectInfo{
 			Name: v.v.name, Summary: v.summary, Mutant: true, Source: v.source,
