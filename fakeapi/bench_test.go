@@ -7,6 +7,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/cachelab/cachelab/fakeapi"
+	"github.com/cachelab/cachelab/fakeapi/fakeapibench"
 )
 
 // The informer-throughput workload: n ConfigMap creates, written by one
@@ -241,5 +243,80 @@ func BenchmarkInformerThroughputRatios(b *testing.B) {
 	for _, p := range throughputPaths {
 		r := total[p.name]
 		b.Logf("%-20s %10.0f events/cpu-s %10.0f events/s %8.1f allocs/event", p.name, r.eventsPerCPUSecond(), float64(r.n)/r.wall.Seconds(), float64(r.allocs)/float64(r.n))
+	}
+}
+
+// inBubble runs f in a synctest bubble from a benchmark (synctest.Test
+// needs a *testing.T: testing.RunTests makes one, as sim.Bubble does).
+func inBubble(b *testing.B, f func(t *testing.T)) {
+	b.Helper()
+	ran := false
+	ok := testing.RunTests(func(string, string) (bool, error) { return true, nil }, []testing.InternalTest{{
+		Name: "fakeapi.bench",
+		F: func(t *testing.T) {
+			if !ran {
+				ran = true
+				synctest.Test(t, f)
+			}
+		},
+	}})
+	if !ok {
+		b.Fatal("the bubble failed (see its output above)")
+	}
+}
+
+// BenchmarkUpdateThroughput is issue 20's informer workload
+// (fakeapibench: 50 ConfigMaps listed, then 20,000 updates through a
+// client while at most 50 events are unseen by the handler, in a bubble)
+// on its four paths, one run of each in turn, b.N rounds. One op is one
+// round. It reports the events per CPU-second of cachelab's ListerWatcher
+// (listerwatcher) and of fakeapi.NewClientset (clientset), each as a ratio
+// to client-go's fake.NewSimpleClientset (x_vs_simple: target >= 1.0) and
+// to an informer over a pre-filled watch channel (x_vs_limit), and their
+// allocations per event (target <= 50).
+func BenchmarkUpdateThroughput(b *testing.B) {
+	var res []fakeapibench.Result
+	var err error
+	inBubble(b, func(t *testing.T) {
+		res, err = fakeapibench.Measure(t.Context(), b.N, fakeapibench.Updates)
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	by := map[string]fakeapibench.Result{}
+	for _, r := range res {
+		by[r.Path] = r
+		b.Logf("%-17s %9.0f events/cpu-s %6.1f allocs/event", r.Path, r.EventsPerCPUSecond(), r.AllocsPerEvent())
+	}
+	simple, limit := by[fakeapibench.SimpleClientset], by[fakeapibench.Limit]
+	for _, p := range []string{fakeapibench.ListerWatcher, fakeapibench.Clientset} {
+		r := by[p]
+		b.ReportMetric(r.EventsPerCPUSecond(), p+"-events/cpu-s")
+		b.ReportMetric(r.Ratio(simple), p+"-x_vs_simple")
+		b.ReportMetric(r.Ratio(limit), p+"-x_vs_limit")
+		b.ReportMetric(r.AllocsPerEvent(), p+"-allocs/event")
+	}
+	b.ReportMetric(simple.EventsPerCPUSecond(), "simple-events/cpu-s")
+	b.ReportMetric(simple.AllocsPerEvent(), "simple-allocs/event")
+	b.ReportMetric(limit.EventsPerCPUSecond(), "limit-events/cpu-s")
+}
+
+// BenchmarkUpdateThroughputPath runs BenchmarkUpdateThroughput's workload
+// on one path at a time (for profiles: -bench
+// 'UpdateThroughputPath/listerwatcher' -cpuprofile). One op is one run.
+func BenchmarkUpdateThroughputPath(b *testing.B) {
+	for _, p := range fakeapibench.Paths {
+		b.Run(p, func(b *testing.B) {
+			var res []fakeapibench.Result
+			var err error
+			inBubble(b, func(t *testing.T) {
+				res, err = fakeapibench.Measure(t.Context(), b.N, fakeapibench.Updates, p)
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(res[0].EventsPerCPUSecond(), "events/cpu-s")
+			b.ReportMetric(res[0].AllocsPerEvent(), "allocs/event")
+		})
 	}
 }
