@@ -169,7 +169,12 @@ func (s *Store) afterRemoval(ev Event, events []Event) []Event {
 // dependent dropped its reference may finish.
 func (s *Store) afterUpdate(ref objRef, events []Event) []Event {
 	ev := events[len(events)-1]
-	events = s.processTerminating(ref, events)
+	if mustAccessor(ev.Object).GetDeletionTimestamp() != nil {
+		// ev.Object is ref's state as just committed: only a terminating
+		// object has collector work (processTerminating would load and
+		// decode it to find that out).
+		events = s.processTerminating(ref, events)
+	}
 	if ev.Prev != nil {
 		events = s.releaseOwners(mustAccessor(ev.Prev), events)
 	}

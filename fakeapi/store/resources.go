@@ -97,7 +97,7 @@ var builtins = []builtin{
 		nameFn: apivalidation.NameIsDNSSubdomain,
 		validate: func(obj runtime.Object) field.ErrorList {
 			cm := obj.(*corev1.ConfigMap)
-			return validateDataKeys(slices.Sorted(maps.Keys(cm.Data)), slices.Sorted(maps.Keys(cm.BinaryData)))
+			return validateDataMaps(cm.Data, cm.BinaryData)
 		},
 		validateUpdate: func(obj, old runtime.Object) field.ErrorList {
 			cm, o := obj.(*corev1.ConfigMap), old.(*corev1.ConfigMap)
@@ -139,7 +139,7 @@ var builtins = []builtin{
 		},
 		validate: func(obj runtime.Object) field.ErrorList {
 			s := obj.(*corev1.Secret)
-			return validateDataKeys(slices.Sorted(maps.Keys(s.Data)), slices.Sorted(maps.Keys(s.StringData)))
+			return validateDataMaps(s.Data, s.StringData)
 		},
 		validateUpdate: func(obj, old runtime.Object) field.ErrorList {
 			s, o := obj.(*corev1.Secret), old.(*corev1.Secret)
@@ -246,6 +246,23 @@ var builtins = []builtin{
 const immutableMsg = "field is immutable when `immutable` is set"
 
 func isTrue(b *bool) bool { return b != nil && *b }
+
+// validateDataMaps is validateDataKeys of the sorted keys of two maps
+// (data and binaryData, or data and stringData); it sorts them only to
+// report errors in order.
+func validateDataMaps[A, B any](data map[string]A, binary map[string]B) field.ErrorList {
+	valid := true
+	for k := range data {
+		valid = valid && len(validation.IsConfigMapKey(k)) == 0
+	}
+	for k := range binary {
+		valid = valid && len(validation.IsConfigMapKey(k)) == 0
+	}
+	if valid {
+		return nil
+	}
+	return validateDataKeys(slices.Sorted(maps.Keys(data)), slices.Sorted(maps.Keys(binary)))
+}
 
 // validateDataKeys checks ConfigMap and Secret data keys.
 func validateDataKeys(data, binary []string) field.ErrorList {

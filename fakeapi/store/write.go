@@ -257,7 +257,7 @@ func (s *Store) Update(gvr schema.GroupVersionResource, ns string, obj runtime.O
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := checkOptions("UpdateOptions", metav1validation.ValidateUpdateOptions(&opts)); err != nil {
+	if err := checkOptions("UpdateOptions", validateUpdateOptions(&opts)); err != nil {
 		return nil, nil, err
 	}
 	if err := checkSubresource(r, subresource); err != nil {
@@ -388,7 +388,7 @@ func (s *Store) updateManaged(r *resState, key string, o, old runtime.Object, su
 	if r.rules.generation && sub != "status" && specChanged(r, old, o) {
 		m.SetGeneration(oldM.GetGeneration() + 1)
 	}
-	errs := apivalidation.ValidateObjectMetaAccessorUpdate(m, oldM, field.NewPath("metadata"))
+	errs := validateMetaUpdate(m, oldM)
 	errs = append(errs, validateKubeFinalizers(r, m)...)
 	errs = append(errs, s.validateSpec(r, o, old)...)
 	if r.rules.validateUpdate != nil {
@@ -397,7 +397,7 @@ func (s *Store) updateManaged(r *resState, key string, o, old runtime.Object, su
 	if len(errs) > 0 {
 		return nil, nil, apierrors.NewInvalid(r.gvk.GroupKind(), m.GetName(), errs)
 	}
-	if apiequality.Semantic.DeepEqual(old, o) {
+	if s.unchanged(r, key, old, o) {
 		return old, nil, nil // etcd3 GuaranteedUpdate skips no-op writes
 	}
 	if dryRun {
