@@ -11,6 +11,7 @@ import (
 	"time"
 
 	lab "github.com/cachelab/cachelab/cachelabtest"
+	"github.com/cachelab/cachelab/fakeapi/fakeapibench"
 	"github.com/cachelab/cachelab/scenarios"
 	"github.com/cachelab/cachelab/sim"
 	"github.com/cachelab/cachelab/sim/simbench"
@@ -21,15 +22,17 @@ import (
 func benchCommand() command {
 	return command{"bench",
 		"measure the standard scenario's runs per CPU-second and virtual/wall against baselines measured in the same run",
-		"[--runs N] [--access direct,http,direct-unscheduled] [--procs N] [--campaign N]",
+		"[--runs N] [--access direct,http,direct-unscheduled] [--procs N] [--updates N] [--update-rounds N] [--campaign N]",
 		"cachelab bench --runs 50 --access direct", benchCmd}
 }
 
 type benchOptions struct {
-	runs     int
-	access   string
-	procs    int
-	campaign int
+	runs         int
+	access       string
+	procs        int
+	campaign     int
+	updates      int
+	updateRounds int
 }
 
 func benchFlags() (*flag.FlagSet, *benchOptions) {
@@ -38,6 +41,8 @@ func benchFlags() (*flag.FlagSet, *benchOptions) {
 	fs.IntVar(&o.runs, "runs", 20, "runs of each kind (scenario on each access path, server baseline, floor baseline), alternating")
 	fs.StringVar(&o.access, "access", "direct,http,direct-unscheduled", "comma-separated access paths of the scenario: direct, http, and direct-unscheduled (direct without the deterministic scheduler, to measure its cost)")
 	fs.IntVar(&o.procs, "procs", 0, "GOMAXPROCS during the runs (0: unchanged); a run's goroutines mostly take turns, so 1 spares the wake-ups of idle threads")
+	fs.IntVar(&o.updates, "updates", fakeapibench.Updates, "updates of the informer-throughput workload (issue 20: 50 ConfigMaps listed, then N updates through a client, at most 50 unseen by the handler) on each of its paths (0: skip)")
+	fs.IntVar(&o.updateRounds, "update-rounds", 3, "rounds of the informer-throughput workload, each running every path once in turn (the ratios' spread is across rounds)")
 	fs.IntVar(&o.campaign, "campaign", 40, "random plans of a campaign (as `cachelab run --random N`) run with 1 worker and with one per core, alternating 1, all, all, 1: the campaign's runs per wall second on every core against one (0: skip)")
 	return fs, o
 }
@@ -58,6 +63,14 @@ func benchCmd(env *Env, args []string) int {
 	}
 	if o.campaign < 0 {
 		fmt.Fprintf(env.Stderr, "cachelab bench: --campaign must be 0 (skip) or a number of random plans, got %d\n", o.campaign)
+		return ExitUsage
+	}
+	if o.updates < 0 {
+		fmt.Fprintf(env.Stderr, "cachelab bench: --updates must be 0 (skip) or a number of updates, got %d\n", o.updates)
+		return ExitUsage
+	}
+	if o.updateRounds < 1 {
+		fmt.Fprintf(env.Stderr, "cachelab bench: --update-rounds must be at least 1, got %d\n", o.updateRounds)
 		return ExitUsage
 	}
 	if o.runs < 1 {
@@ -96,9 +109,79 @@ func benchCmd(env *Env, args []string) int {
 		return ExitUnexpected
 	}
 	printBench(env, o.runs, res, len(accesses))
+	if o.updates > 0 {
+		if code := benchUpdates(env, host, o.updateRounds, o.updates); code != ExitOK {
+			return code
+		}
+	}
 	if o.campaign > 0 {
 		return benchCampaign(env, o.campaign)
 	}
+	return ExitOK
+}
+
+// benchUpdates runs the informer-throughput workload (fakeapibench) rounds
+// times on each of its paths in one bubble and prints each path's events
+// per CPU-second and allocations per event, and its ratio to
+// fake.NewSimpleClientset and to the pre-filled channel, over all rounds
+// and its spread across them.
+func benchUpdates(env *Env, host lab.Host, rounds, updates int) int {
+	var byRound [][]fakeapibench.Result
+	var runErr error
+	ok, out := host(func(t *testing.T) {
+		sim.Bubble(t, func(t *testing.T) {
+			byRound, runErr = fakeapibench.MeasureRounds(t.Context(), rounds, updates)
+		})
+	})
+	if runErr != nil {
+		printErr(env, "bench", runErr)
+		return ExitUnexpected
+	}
+	if !ok {
+		fmt.Fprintf(env.Stderr, "cachelab bench: the informer-throughput bubble failed:\n%s", out)
+		return ExitUnexpected
+	}
+	w := env.Stdout
+	fmt.Fprintf(w, "\ninformer throughput (issue 20's workload): %d ConfigMaps listed, then %d updates through a client while at most %d events are unseen by the handler, in a bubble; %d rounds, each path once per round in turn\n\n",
+		fakeapibench.Objects, updates, fakeapibench.Window, rounds)
+	index := map[string]int{}
+	for i, p := range fakeapibench.Paths {
+		index[p] = i
+	}
+	simple, limit := index[fakeapibench.SimpleClientset], index[fakeapibench.Limit]
+	// ratio is r's total ratio to base and its range across rounds.
+	ratio := func(i, base int, total []fakeapibench.Result) string {
+		lo, hi := 0.0, 0.0
+		for k, round := range byRound {
+			x := round[i].Ratio(round[base])
+			if k == 0 || x < lo {
+				lo = x
+			}
+			if k == 0 || x > hi {
+				hi = x
+			}
+		}
+		if len(byRound) == 1 {
+			return fmt.Sprintf("%.2fx", total[i].Ratio(total[base]))
+		}
+		return fmt.Sprintf("%.2fx (%.2f-%.2f)", total[i].Ratio(total[base]), lo, hi)
+	}
+	total := fakeapibench.Total(byRound)
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	fmt.Fprintf(tw, "PATH\tEVENTS/CPU-S\tALLOCS/EVENT\tVS SIMPLE-CLIENTSET (ROUNDS)\tVS LIMIT (ROUNDS)\t\n")
+	for i, r := range total {
+		fmt.Fprintf(tw, "%s\t%.0f\t%.1f\t%s\t%s\t\n", r.Path, r.EventsPerCPUSecond(), r.AllocsPerEvent(), ratio(i, simple, total), ratio(i, limit, total))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, `
+listerwatcher:    an informer over a fakeapi Client's ListerWatcher, updates through that Client.
+clientset:        fakeapi.NewClientset (the drop-in for client-go's fake clientset) + informer factory.
+simple-clientset: client-go's fake.NewSimpleClientset + informer factory (baseline).
+limit:            an informer over a watch channel filled with the same events (baseline: the
+                  informer alone, no server, no writes).
+Counted from the informer's sync to the handler's last update; CPU is the whole process's.
+Target (issue 20): listerwatcher and clientset >= 1.0x simple-clientset, <= 50 allocs/event.
+`)
 	return ExitOK
 }
 

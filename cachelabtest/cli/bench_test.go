@@ -8,7 +8,7 @@ import (
 )
 
 func TestBenchReportsTheScenarioAgainstBaselinesMeasuredInTheSameRun(t *testing.T) {
-	code, out, errs := run(t, "bench", "--runs", "1", "--access", "direct", "--procs", "1")
+	code, out, errs := run(t, "bench", "--runs", "1", "--access", "direct", "--procs", "1", "--updates", "200", "--update-rounds", "2")
 	if code != ExitOK {
 		t.Fatalf("bench exited %d: %s", code, errs)
 	}
@@ -19,6 +19,10 @@ func TestBenchReportsTheScenarioAgainstBaselinesMeasuredInTheSameRun(t *testing.
 		"scenario direct", "server", "floor",
 		"1.00x", // each baseline against itself
 		"campaign: 40 random plans", "skipped: GOMAXPROCS is 1",
+		"informer throughput (issue 20's workload): 50 ConfigMaps listed, then 200 updates", "2 rounds",
+		"PATH ", "EVENTS/CPU-S", "ALLOCS/EVENT", "VS SIMPLE-CLIENTSET (ROUNDS)",
+		"\nlisterwatcher ", "\nclientset ", "\nsimple-clientset ", "\nlimit ",
+		"1.00x (1.00-1.00)", // each baseline against itself, in every round
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("bench output lacks %q:\n%s", want, out)
@@ -33,7 +37,7 @@ func TestBenchMeasuresACampaignOnEveryCoreAgainstOneWorker(t *testing.T) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		t.Skip("needs GOMAXPROCS >= 2")
 	}
-	code, out, errs := run(t, "bench", "--runs", "1", "--access", "direct", "--campaign", "3")
+	code, out, errs := run(t, "bench", "--runs", "1", "--access", "direct", "--campaign", "3", "--updates", "0")
 	if code != ExitOK {
 		t.Fatalf("bench exited %d: %s", code, errs)
 	}
@@ -59,6 +63,8 @@ func TestBenchRejectsBadFlagsWithWhatIsAllowed(t *testing.T) {
 		{[]string{"extra"}, `takes no arguments, got ["extra"]`},
 		{[]string{"--procs", "-1"}, "--procs must be 0 (unchanged) or more, got -1"},
 		{[]string{"--campaign", "-1"}, "--campaign must be 0 (skip) or a number of random plans, got -1"},
+		{[]string{"--updates", "-1"}, "--updates must be 0 (skip) or a number of updates, got -1"},
+		{[]string{"--update-rounds", "0"}, "--update-rounds must be at least 1, got 0"},
 	} {
 		code, _, errs := run(t, append([]string{"bench"}, tc.args...)...)
 		if code != ExitUsage || !strings.Contains(errs, tc.want) {

@@ -114,29 +114,57 @@ func (r *Result) add(o Result) {
 
 // Measure runs the workload with updates updates on each path of paths
 // (all of Paths if none), rounds times, one run of each path in turn, and
-// returns one Result per path, in the order of paths. It must be called
-// from a goroutine inside a synctest bubble.
+// returns one Result per path, in the order of paths (Total of
+// MeasureRounds). It must be called from a goroutine inside a synctest
+// bubble.
 func Measure(ctx context.Context, rounds, updates int, paths ...string) ([]Result, error) {
+	byRound, err := MeasureRounds(ctx, rounds, updates, paths...)
+	if err != nil {
+		return nil, err
+	}
+	return Total(byRound), nil
+}
+
+// MeasureRounds is Measure returning each round's results (one Result per
+// path, in the order of paths), so that a ratio's spread across rounds can
+// be shown.
+func MeasureRounds(ctx context.Context, rounds, updates int, paths ...string) ([][]Result, error) {
 	if len(paths) == 0 {
 		paths = Paths
 	}
 	if rounds < 1 || updates < 1 {
 		return nil, fmt.Errorf("fakeapibench: rounds and updates must be at least 1, got %d and %d", rounds, updates)
 	}
-	out := make([]Result, len(paths))
-	for i, p := range paths {
-		out[i].Path = p
-	}
-	for range rounds {
+	out := make([][]Result, rounds)
+	for round := range out {
+		out[round] = make([]Result, len(paths))
 		for i, p := range paths {
 			r, err := Run(ctx, p, updates)
 			if err != nil {
 				return nil, err
 			}
-			out[i].add(r)
+			out[round][i] = r
 		}
 	}
 	return out, nil
+}
+
+// Total adds up rounds of results (as MeasureRounds returns them) path by
+// path.
+func Total(rounds [][]Result) []Result {
+	if len(rounds) == 0 {
+		return nil
+	}
+	out := make([]Result, len(rounds[0]))
+	for i, r := range rounds[0] {
+		out[i].Path = r.Path
+	}
+	for _, round := range rounds {
+		for i, r := range round {
+			out[i].add(r)
+		}
+	}
+	return out
 }
 
 // Run runs the workload once on path with updates updates. It must be
