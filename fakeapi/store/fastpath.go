@@ -21,11 +21,11 @@ import (
 // Field paths of metadata, built once: validators use them only to name
 // an error.
 var (
-	metadataPath       = field.NewPath("metadata")
-	labelsPath         = metadataPath.Child("labels")
-	annotationsPath    = metadataPath.Child("annotations")
-	ownerRefsPath      = metadataPath.Child("ownerReferences")
-	managedFieldsPath  = metadataPath.Child("managedFields")
+	metadataPath      = field.NewPath("metadata")
+	labelsPath        = metadataPath.Child("labels")
+	annotationsPath   = metadataPath.Child("annotations")
+	ownerRefsPath     = metadataPath.Child("ownerReferences")
+	managedFieldsPath = metadataPath.Child("managedFields")
 )
 
 // validateMetaUpdate is apivalidation.ValidateObjectMetaAccessorUpdate(m,
