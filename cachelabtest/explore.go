@@ -20,6 +20,9 @@ type ExploreOptions struct {
 	// and 2).
 	MaxSchedules  int
 	MaxDeviations int
+	// NoReduction runs every alternative, also those the partial-order
+	// reduction proves equivalent to a schedule run (see sim.Explore).
+	NoReduction bool
 	// MaxWall stops the exploration after this much wall-clock time.
 	// Optional; default none.
 	MaxWall time.Duration
@@ -36,7 +39,8 @@ type ExploreResult struct {
 	// Exploration is what was covered.
 	sim.Exploration
 	// Outcomes counts, per invariant (measurements included), the
-	// schedules that passed, failed or were unknown.
+	// schedules that passed, failed or were unknown: those run and those
+	// the reduction proved equivalent to one run (with its verdicts).
 	Outcomes map[string]map[invariants.Status]int
 	// Failing are the schedules that failed an invariant of the subject
 	// (measurements excluded), in the order they were run.
@@ -49,8 +53,16 @@ type ExploreResult struct {
 type FailingSchedule struct {
 	// N numbers the schedule among those run (the canonical one is 1).
 	N int
-	// Deviations is how many turns differ from the canonical order.
+	// Deviations is how many turns differ from the canonical order (-1
+	// for an equivalent schedule: not counted).
 	Deviations int
+	// Equivalent is true for a schedule that was not run: the reduction
+	// proved it equivalent to schedule SameAs, whose verdicts it shares.
+	// Its plan replays it; no trace was written.
+	Equivalent bool
+	// SameAs is the number of the schedule an equivalent one shares its
+	// verdicts with (0 if it was run).
+	SameAs int
 	// Failed are the failed invariants.
 	Failed []string
 	// Plan is the plan with the schedule to enforce (Plan.Schedule).
@@ -68,39 +80,69 @@ func ExplorePlan(host Host, p *sim.Plan, opts ExploreOptions) (*ExploreResult, e
 	start, cpu0 := simbench.WallClock(), simbench.ProcessCPU()
 	var runErr error
 	n := 0
+	// What each schedule run was judged, by schedule digest, for the
+	// equivalent schedules that share it.
+	type judged struct {
+		n        int
+		statuses map[string]invariants.Status
+		failed   []string
+	}
+	runs := map[string]judged{}
+	count := func(statuses map[string]invariants.Status) {
+		for inv, st := range statuses {
+			m := res.Outcomes[inv]
+			if m == nil {
+				m = map[invariants.Status]int{}
+				res.Outcomes[inv] = m
+			}
+			m[st]++
+		}
+	}
+	save := func(fs FailingSchedule, tr *sim.Trace) {
+		if opts.Out != "" {
+			fs.Dir = filepath.Join(opts.Out, fmt.Sprintf("schedule-%d", fs.N))
+			if err := writeSchedule(fs.Dir, fs.Plan, tr); err != nil {
+				runErr = err
+				return
+			}
+			if opts.Replay != nil {
+				fs.Replay = opts.Replay(filepath.Join(fs.Dir, PlanFile))
+			}
+		}
+		res.Failing = append(res.Failing, fs)
+	}
 	ok, out := host(func(t *testing.T) {
 		res.Exploration, runErr = sim.Explore(t, p, sim.ExploreOptions{
 			MaxSchedules:  opts.MaxSchedules,
 			MaxDeviations: opts.MaxDeviations,
+			NoReduction:   opts.NoReduction,
 			Stop:          func() bool { return opts.MaxWall > 0 && simbench.WallClock()-start > opts.MaxWall },
 			OnSchedule: func(tr *sim.Trace, deviations int) {
 				n++
 				vs := invariants.Check(tr)
+				j := judged{n: n, statuses: map[string]invariants.Status{}, failed: FailedInvariants(vs)}
 				for _, v := range vs {
-					m := res.Outcomes[v.Invariant]
-					if m == nil {
-						m = map[invariants.Status]int{}
-						res.Outcomes[v.Invariant] = m
-					}
-					m[v.Status]++
+					j.statuses[v.Invariant] = v.Status
 				}
-				failed := FailedInvariants(vs)
-				if len(failed) == 0 {
+				runs[sim.ScheduleDigest(tr.Schedule)] = j
+				count(j.statuses)
+				if len(j.failed) == 0 {
 					return
 				}
-				fs := FailingSchedule{N: n, Deviations: deviations, Failed: failed, Plan: tr.Plan.Clone()}
+				fs := FailingSchedule{N: n, Deviations: deviations, Failed: j.failed, Plan: tr.Plan.Clone()}
 				fs.Plan.Schedule = slices.Clone(tr.Schedule)
-				if opts.Out != "" {
-					fs.Dir = filepath.Join(opts.Out, fmt.Sprintf("schedule-%d", n))
-					if err := writeSchedule(fs.Dir, fs.Plan, tr); err != nil {
-						runErr = err
-						return
-					}
-					if opts.Replay != nil {
-						fs.Replay = opts.Replay(filepath.Join(fs.Dir, PlanFile))
-					}
+				save(fs, tr)
+			},
+			OnEquivalent: func(schedule []string, same *sim.Trace) {
+				n++
+				j := runs[sim.ScheduleDigest(same.Schedule)]
+				count(j.statuses)
+				if len(j.failed) == 0 {
+					return
 				}
-				res.Failing = append(res.Failing, fs)
+				fs := FailingSchedule{N: n, Deviations: -1, Failed: j.failed, Plan: same.Plan.Clone(), Equivalent: true, SameAs: j.n}
+				fs.Plan.Schedule = slices.Clone(schedule)
+				save(fs, nil)
 			},
 		})
 	})
@@ -114,7 +156,7 @@ func ExplorePlan(host Host, p *sim.Plan, opts ExploreOptions) (*ExploreResult, e
 	return res, nil
 }
 
-// writeSchedule writes a failing schedule's plan and trace.
+// writeSchedule writes a failing schedule's plan and trace (if it was run).
 func writeSchedule(dir string, p *sim.Plan, tr *sim.Trace) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -130,6 +172,9 @@ func writeSchedule(dir string, p *sim.Plan, tr *sim.Trace) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
+	if tr == nil {
+		return nil
+	}
 	return sim.WriteTraceFile(filepath.Join(dir, TraceFile), tr)
 }
 
@@ -141,8 +186,11 @@ func (r *ExploreResult) Summary() string {
 	if !r.Complete() {
 		cover = fmt.Sprintf("NOT the whole space: %d alternatives left when the budget ran out", r.Pending)
 	}
-	fmt.Fprintf(&b, "%d distinct schedules (%d runs: %d duplicates, %d diverged), %d choice points in the canonical run; covered %s; %s wall, %s CPU\n",
-		r.Schedules, r.Runs, r.Duplicates, r.Diverged, r.ChoicePoints, cover, r.Wall.Round(time.Millisecond), r.CPU.Round(time.Millisecond))
+	fmt.Fprintf(&b, "%d distinct schedules covered: %d run, %d equivalent to one run (partial-order reduction); %d runs (%d duplicates, %d diverged), %d choice points in the canonical run; covered %s; %s wall, %s CPU\n",
+		r.Schedules+r.Equivalent, r.Schedules, r.Equivalent, r.Runs, r.Duplicates, r.Diverged, r.ChoicePoints, cover, r.Wall.Round(time.Millisecond), r.CPU.Round(time.Millisecond))
+	if r.Mispredicted > 0 {
+		fmt.Fprintf(&b, "%d runs the reduction had predicted released another schedule (their alternatives were all explored)\n", r.Mispredicted)
+	}
 	names := make([]string, 0, len(r.Outcomes))
 	for name := range r.Outcomes {
 		names = append(names, name)

@@ -67,8 +67,9 @@ func TestExploreTable(t *testing.T) {
 func schedulePlan() sim.Plan { return scenarios.Random(2, "bellerophon/no-read-your-writes") }
 
 // TestExploreFindsABugTheCanonicalScheduleHides: exploring one deviation
-// of the plan finds schedules failing read-your-writes, which the canonical
-// schedule passes; each failing schedule's saved plan carries its schedule.
+// of the plan (with the partial-order reduction) finds schedules failing
+// read-your-writes, which the canonical schedule passes; each failing
+// schedule's saved plan carries its schedule.
 func TestExploreFindsABugTheCanonicalScheduleHides(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs dozens of schedules")

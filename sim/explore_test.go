@@ -1,10 +1,16 @@
 package sim_test
 
 import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/cachelab/cachelab/invariants"
 	"github.com/cachelab/cachelab/sim"
+	_ "github.com/cachelab/cachelab/subjects/bellerophon"
 )
 
 // explorePlan is small: one ConfigMap, a competitor that labels it and
@@ -55,5 +61,175 @@ func TestExploreRunsDistinctSchedulesWithinTheBound(t *testing.T) {
 	// diverged.
 	if got := ex.Schedules - 1 + ex.Duplicates + ex.Diverged; got != ex.Runs-1 {
 		t.Fatalf("runs %d do not add up: %+v", ex.Runs, ex)
+	}
+}
+
+// coveredSchedules explores p within dev deviations and returns the
+// digests of the schedules covered: run, or proved equivalent to one run
+// (with the reduction on).
+func coveredSchedules(t *testing.T, p *sim.Plan, dev int, noReduction bool) (map[string]bool, sim.Exploration) {
+	t.Helper()
+	covered := map[string]bool{}
+	ex, err := sim.Explore(t, p, sim.ExploreOptions{MaxDeviations: dev, MaxSchedules: 1000, NoReduction: noReduction,
+		OnSchedule:   func(tr *sim.Trace, _ int) { covered[sim.ScheduleDigest(tr.Schedule)] = true },
+		OnEquivalent: func(schedule []string, _ *sim.Trace) { covered[sim.ScheduleDigest(schedule)] = true },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ex.Complete() {
+		t.Fatalf("the exploration did not complete: %+v", ex)
+	}
+	return covered, ex
+}
+
+// sameSets says how two sets of schedule digests differ ("" if they are
+// the same).
+func sameSets(a, b map[string]bool) string {
+	onlyA, onlyB := 0, 0
+	for d := range a {
+		if !b[d] {
+			onlyA++
+		}
+	}
+	for d := range b {
+		if !a[d] {
+			onlyB++
+		}
+	}
+	if onlyA+onlyB == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d schedules only in the first, %d only in the second", onlyA, onlyB)
+}
+
+// TestExploreReductionPredictsTheSchedulesItSkips: within one deviation,
+// every alternative the reduction does not run is predicted exactly: the
+// unreduced exploration runs the very schedules the reduced one ran or
+// predicted, no more, no fewer. The plan has a competitor, a second
+// process whose releases are independent of the subject's.
+func TestExploreReductionPredictsTheSchedulesItSkips(t *testing.T) {
+	p := explorePlan()
+	all, full := coveredSchedules(t, p, 1, true)
+	reduced, ex := coveredSchedules(t, p, 1, false)
+	t.Logf("unreduced %+v\nreduced %+v", full, ex)
+	if ex.Equivalent == 0 {
+		t.Fatal("the reduction skipped nothing on a plan with two processes")
+	}
+	if ex.Runs >= full.Runs {
+		t.Fatalf("the reduction made %d runs, the unreduced exploration %d", ex.Runs, full.Runs)
+	}
+	if diff := sameSets(all, reduced); diff != "" {
+		t.Fatalf("the reduced exploration covered other schedules than the unreduced one: %s", diff)
+	}
+}
+
+// outcomes explores the plan file within one deviation and returns, per
+// covered schedule (by digest), the invariants it failed: its own if it
+// was run, those of the run it was proved equivalent to if not.
+func outcomes(t *testing.T, p *sim.Plan, noReduction bool) (map[string]string, sim.Exploration) {
+	t.Helper()
+	failed := func(tr *sim.Trace) string {
+		var out []string
+		for _, v := range invariants.Check(tr) {
+			if v.Status == invariants.Fail {
+				out = append(out, v.Invariant)
+			}
+		}
+		slices.Sort(out)
+		return strings.Join(out, ",")
+	}
+	got := map[string]string{}
+	judged := map[string]string{}
+	ex, err := sim.Explore(t, p, sim.ExploreOptions{MaxDeviations: 1, MaxSchedules: 1000, NoReduction: noReduction,
+		OnSchedule: func(tr *sim.Trace, _ int) {
+			d := sim.ScheduleDigest(tr.Schedule)
+			got[d] = failed(tr)
+			judged[d] = got[d]
+		},
+		OnEquivalent: func(schedule []string, same *sim.Trace) {
+			got[sim.ScheduleDigest(schedule)] = judged[sim.ScheduleDigest(same.Schedule)]
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ex.Complete() {
+		t.Fatalf("the exploration did not complete: %+v", ex)
+	}
+	return got, ex
+}
+
+// diffOutcomes says how two explorations' outcomes differ ("" if not).
+func diffOutcomes(a, b map[string]string) string {
+	var diffs []string
+	for d, fa := range a {
+		fb, ok := b[d]
+		switch {
+		case !ok:
+			diffs = append(diffs, fmt.Sprintf("schedule %s (failed %q) only in the first", d, fa))
+		case fa != fb:
+			diffs = append(diffs, fmt.Sprintf("schedule %s failed %q in the first, %q in the second", d, fa, fb))
+		}
+	}
+	for d, fb := range b {
+		if _, ok := a[d]; !ok {
+			diffs = append(diffs, fmt.Sprintf("schedule %s (failed %q) only in the second", d, fb))
+		}
+	}
+	slices.Sort(diffs)
+	return strings.Join(diffs, "\n")
+}
+
+// loadExplorePlan loads a plan of testdata/explore.
+func loadExplorePlan(t *testing.T, name string) *sim.Plan {
+	t.Helper()
+	p, err := sim.LoadPlanFile(filepath.Join("testdata", "explore", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestExploreReductionFindsTheSameOutcomes: on a plan where 9 of the 57
+// schedules within one deviation fail read-your-writes
+// (bellerophon/no-read-your-writes, random-2, with the kubelet as a second
+// process), the reduced exploration runs fewer
+// schedules and covers the same ones with the same verdicts: each
+// schedule it did not run was predicted exactly, and the run it was
+// proved equivalent to failed the same invariants. With a wrong
+// independence relation (every two releases independent), the same
+// comparison fails.
+func TestExploreReductionFindsTheSameOutcomes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs about 110 schedules")
+	}
+	p := loadExplorePlan(t, "no-read-your-writes-random-2.json")
+	all, full := outcomes(t, p, true)
+	reduced, ex := outcomes(t, p, false)
+	t.Logf("unreduced: %+v\nreduced: %+v", full, ex)
+	failing := 0
+	for _, f := range all {
+		if f != "" {
+			failing++
+		}
+	}
+	if failing == 0 {
+		t.Fatal("no schedule failed: the comparison would prove nothing")
+	}
+	if ex.Equivalent == 0 || ex.Runs >= full.Runs {
+		t.Fatalf("the reduction saved nothing: %d runs against %d", ex.Runs, full.Runs)
+	}
+	if diff := diffOutcomes(all, reduced); diff != "" {
+		t.Fatalf("the reduced exploration's outcomes differ from the unreduced one's:\n%s", diff)
+	}
+
+	restore := sim.AssumeAllIndependent()
+	defer restore()
+	wrong, wex := outcomes(t, p, false)
+	diff := diffOutcomes(all, wrong)
+	t.Logf("wrong relation: %+v:\n%s", wex, diff)
+	if diff == "" {
+		t.Fatal("a reduction that takes every two releases as independent found the same outcomes: the comparison cannot fail")
 	}
 }

@@ -218,7 +218,7 @@ func (r *run) play() (*Trace, error) {
 	}
 	if r.plan.Kubelet != nil {
 		rec := actorRecorder{r.rec, "kubelet"}
-		r.kubelet = fakeapi.StartKubelet(r.ctx, r.srv.Client("kubelet"), r.plan.Kubelet.ReadyAfter.D(), func(pod cache.ObjectName, err error) {
+		r.kubelet = fakeapi.StartKubelet(r.ctx, r.srv.Client(clientKubelet), r.plan.Kubelet.ReadyAfter.D(), func(pod cache.ObjectName, err error) {
 			if err != nil {
 				rec.Record(Record{Kind: RecNote, Key: pod.String(), Detail: "kubelet: set Running/Ready: " + err.Error()})
 			}
@@ -627,6 +627,7 @@ func (r *run) stop(tr *Trace) {
 	tr.Schedule, diverged = r.sched.schedule()
 	tr.Diverged = diverged >= 0
 	tr.Choices = r.sched.choicePoints()
+	tr.tickets, tr.disturbed = r.sched.ticketLog()
 	r.shutdown()
 }
 

@@ -62,6 +62,7 @@ type ticket struct {
 	fn     func()        // an action: run by the run loop instead of waking a goroutine
 	gone   bool
 	label  string // what the ticket is about, in words (livelock reports)
+	verb   string // the request's verb ("" if the ticket is no request)
 }
 
 // scheduler implements fakeapi.Scheduler for one run.
@@ -85,6 +86,11 @@ type scheduler struct {
 	// than one ticket was ready.
 	recordChoices bool
 	choices       []ChoicePoint
+	// tickets, when recording choices, are the tickets asked for, in the
+	// order asked; disturbed are the turns at which a waiting ticket was
+	// withdrawn or failed. Explore's reduction reads them.
+	tickets   []ticketInfo
+	disturbed []int
 	// random, when set, picks among the ready tickets at random instead
 	// of canonically (random schedules, see ExploreRandom).
 	random *rand.Rand
@@ -161,8 +167,8 @@ func requestKey(req fakeapi.RequestInfo) (base, label string) {
 
 // enqueue adds a ticket for the next occurrence of base (its key is base
 // plus the occurrence's number), due at due(key) and woken on release; nil
-// if the scheduler has closed.
-func (s *scheduler) enqueue(base, label, client string, due func(key string) time.Duration) *ticket {
+// if the scheduler has closed. verb is a request's verb, "" for a sleep.
+func (s *scheduler) enqueue(base, label, client, verb string, due func(key string) time.Duration) *ticket {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -170,8 +176,9 @@ func (s *scheduler) enqueue(base, label, client string, due func(key string) tim
 	}
 	s.counts[base]++
 	key := base + " #" + strconv.Itoa(s.counts[base])
-	t := &ticket{key: key, base: base, client: client, label: label, turn: s.turns, due: due(key), ch: make(chan struct{})}
+	t := &ticket{key: key, base: base, client: client, verb: verb, label: label, turn: s.turns, due: due(key), ch: make(chan struct{})}
 	s.pending = append(s.pending, t)
+	s.logLocked(t)
 	s.mu.Unlock()
 	s.wake()
 	return t
@@ -196,7 +203,7 @@ func (s *scheduler) awaitRequest(ctx context.Context, req fakeapi.RequestInfo, c
 	}
 	base, label := requestKey(req)
 	now := s.now()
-	t := s.enqueue(base, label, req.Client, func(key string) time.Duration { return now + cost(key) })
+	t := s.enqueue(base, label, req.Client, req.Verb, func(key string) time.Duration { return now + cost(key) })
 	if t == nil {
 		return errSchedulerClosed
 	}
@@ -208,11 +215,14 @@ func (s *scheduler) awaitDelivery(watcher string, seq int) (<-chan struct{}, fun
 	key := "event " + watcher + " #" + strconv.Itoa(seq)
 	now := s.now()
 	s.mu.Lock()
-	t := &ticket{key: key, base: "event " + watcher, label: "events to watch " + watcher, turn: s.turns, due: now, ch: make(chan struct{})}
+	// The watch's client: its name is "client/resource#n" (WatcherName).
+	client := watcher[:max(strings.LastIndexByte(watcher, '/'), 0)]
+	t := &ticket{key: key, base: "event " + watcher, client: client, label: "events to watch " + watcher, turn: s.turns, due: now, ch: make(chan struct{})}
 	if s.closed {
 		close(t.ch)
 	} else {
 		s.pending = append(s.pending, t)
+		s.logLocked(t)
 	}
 	s.mu.Unlock()
 	s.wake()
@@ -222,7 +232,7 @@ func (s *scheduler) awaitDelivery(watcher string, seq int) (<-chan struct{}, fun
 // sleep waits until virtual time now+d, woken in its turn (see Env.Sleep).
 func (s *scheduler) sleep(ctx context.Context, actor, name string, d time.Duration) {
 	due := s.now() + d
-	if t := s.enqueue("sleep "+actor+" "+name, actor+": "+name, actor, func(string) time.Duration { return due }); t != nil {
+	if t := s.enqueue("sleep "+actor+" "+name, actor+": "+name, actor, "", func(string) time.Duration { return due }); t != nil {
 		_ = s.wait(ctx, t)
 	}
 }
@@ -238,6 +248,7 @@ func (s *scheduler) at(due time.Duration, key string, fn func()) *ticket {
 	}
 	t.turn = s.turns
 	s.pending = append(s.pending, t)
+	s.logLocked(t)
 	s.mu.Unlock()
 	s.wake()
 	return t
@@ -250,6 +261,9 @@ func (s *scheduler) withdraw(t *ticket) {
 	t.gone = true
 	if i := slices.Index(s.pending, t); i >= 0 {
 		s.pending = slices.Delete(s.pending, i, i+1)
+		if s.recordChoices {
+			s.disturbed = append(s.disturbed, s.turns)
+		}
 	}
 }
 
@@ -413,6 +427,9 @@ func (s *scheduler) failClient(client string) {
 		}
 		t.err = errCrashed
 		close(t.ch)
+		if s.recordChoices {
+			s.disturbed = append(s.disturbed, s.turns)
+		}
 		return true
 	})
 }
@@ -428,11 +445,57 @@ type ChoicePoint struct {
 	Ready []string `json:"ready"`
 }
 
+// ticketKind says what releasing a ticket does, for Explore's reduction.
+type ticketKind uint8
+
+const (
+	kindRead   ticketKind = iota // a get, list or watch request is served
+	kindWrite                    // any other request is served
+	kindEvent                    // a watch event is delivered
+	kindSleep                    // an actor's deliberate delay ends (Env.Sleep)
+	kindAction                   // the run loop runs an action (a drawn disconnect)
+)
+
+// ticketInfo is what the exploration's reduction knows of a ticket.
+type ticketInfo struct {
+	key    string
+	client string
+	kind   ticketKind
+	turn   int           // the turn at which it was asked for
+	due    time.Duration // when it became ready
+}
+
+// logLocked records t, when recording choices.
+func (s *scheduler) logLocked(t *ticket) {
+	if !s.recordChoices {
+		return
+	}
+	k := kindSleep
+	switch {
+	case t.fn != nil:
+		k = kindAction
+	case strings.HasPrefix(t.key, "event "):
+		k = kindEvent
+	case t.verb == "get" || t.verb == "list" || t.verb == "watch":
+		k = kindRead
+	case t.verb != "":
+		k = kindWrite
+	}
+	s.tickets = append(s.tickets, ticketInfo{key: t.key, client: t.client, kind: k, turn: t.turn, due: t.due})
+}
+
 // choicePoints returns the recorded choice points.
 func (s *scheduler) choicePoints() []ChoicePoint {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.choices)
+}
+
+// ticketLog returns the recorded tickets and disturbed turns.
+func (s *scheduler) ticketLog() ([]ticketInfo, []int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.tickets), slices.Clone(s.disturbed)
 }
 
 // schedule returns the released keys so far and where enforcement diverged.

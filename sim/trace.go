@@ -35,6 +35,10 @@ type Trace struct {
 	// the run was made to be explored (see Explore). Not written to trace
 	// files.
 	Choices []ChoicePoint `json:"-"`
+	// tickets and disturbed are the scheduler's log when choices are
+	// recorded (see scheduler.tickets): what Explore's reduction reads.
+	tickets   []ticketInfo
+	disturbed []int
 }
 
 // RecordKind names what a Record reports.

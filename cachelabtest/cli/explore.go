@@ -15,7 +15,7 @@ import (
 func exploreCommand() command {
 	return command{"explore",
 		"run a plan under every delivery schedule within a bound (which request or event goes first when several are ready) and report what fails",
-		"PLAN|TRACE|SCENARIO [--subject S] [--deviations K] [--max N] [--timeout D] [--out DIR]",
+		"PLAN|TRACE|SCENARIO [--subject S] [--deviations K] [--max N] [--timeout D] [--no-reduction] [--out DIR]",
 		"cachelab explore delete-recreate-during-gap --subject bellerophon/no-uid-check --deviations 1\n  cachelab explore out/random-3/bellerophon_no-expectations/plan.json --max 500", exploreCmd}
 }
 
@@ -24,6 +24,7 @@ type exploreOptions struct {
 	deviations int
 	max        int
 	timeout    time.Duration
+	noReduce   bool
 	out        string
 }
 
@@ -34,6 +35,7 @@ func exploreFlags() (*flag.FlagSet, *exploreOptions) {
 	fs.IntVar(&o.deviations, "deviations", 2, "how many turns of a schedule may differ from the canonical order (the bound)")
 	fs.IntVar(&o.max, "max", 200, "stop after this many distinct schedules")
 	fs.DurationVar(&o.timeout, "timeout", 0, "stop after this much wall-clock time (0: no limit)")
+	fs.BoolVar(&o.noReduce, "no-reduction", false, "run every schedule, also those the partial-order reduction proves equivalent to one run")
 	fs.StringVar(&o.out, "out", "out/explore", "folder for each failing schedule's plan.json and trace.jsonl (\"\" writes nothing)")
 	return fs, o
 }
@@ -99,7 +101,7 @@ func exploreCmd(env *Env, args []string) int {
 	w := env.Stdout
 	fmt.Fprintf(w, "exploring plan %q, subject %s, seed %d: schedules within %d deviation(s) of the canonical order, at most %d\n", p.Name, p.Subject, p.Seed, o.deviations, o.max)
 	res, err := lab.ExplorePlan(host, p, lab.ExploreOptions{
-		MaxSchedules: o.max, MaxDeviations: o.deviations, MaxWall: o.timeout, Out: out,
+		MaxSchedules: o.max, MaxDeviations: o.deviations, MaxWall: o.timeout, Out: out, NoReduction: o.noReduce,
 		Replay: func(path string) string { return env.Prog + " replay " + path },
 	})
 	if err != nil {
@@ -111,13 +113,17 @@ func exploreCmd(env *Env, args []string) int {
 		fmt.Fprintf(w, "no schedule failed an invariant of the subject\n")
 		return ExitOK
 	}
-	fmt.Fprintf(w, "%d of %d schedules failed an invariant of the subject:\n", len(res.Failing), res.Schedules)
+	fmt.Fprintf(w, "%d of %d schedules failed an invariant of the subject:\n", len(res.Failing), res.Schedules+res.Equivalent)
 	for i, f := range res.Failing {
 		if i == 10 {
 			fmt.Fprintf(w, "  ... and %d more in %s\n", len(res.Failing)-10, out)
 			break
 		}
-		fmt.Fprintf(w, "  schedule %d (%d deviation(s)): %v", f.N, f.Deviations, f.Failed)
+		if f.Equivalent {
+			fmt.Fprintf(w, "  schedule %d (not run: equivalent to schedule %d): %v", f.N, f.SameAs, f.Failed)
+		} else {
+			fmt.Fprintf(w, "  schedule %d (%d deviation(s)): %v", f.N, f.Deviations, f.Failed)
+		}
 		if f.Replay != "" {
 			fmt.Fprintf(w, "\n    replay: %s", f.Replay)
 		}

@@ -1,0 +1,9 @@
+package sim
+
+// AssumeAllIndependent makes the exploration's reduction treat every two
+// releases as independent (a wrong relation), until the returned function
+// restores it.
+func AssumeAllIndependent() (restore func()) {
+	dependentRelation = func(a, b ticketInfo) bool { return false }
+	return func() { dependentRelation = dependent }
+}
