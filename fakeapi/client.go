@@ -101,7 +101,9 @@ func (c *Client) write(ctx context.Context, req RequestInfo, okCode int, apply f
 		c.answerLocked(&req, err, okCode)
 		return nil, err
 	}
-	s.publishLocked(&req, evs)
+	// The event's object may be handed over to a watch unless the caller
+	// got that very object (the store's contract says it never does).
+	s.publishLocked(&req, evs, len(evs) == 1 && obj != evs[0].Object)
 	if f.ApplyThenTimeout {
 		terr := NewTimeoutError()
 		s.observeLocked(Observation{Kind: ObsFault, Request: &req, Fault: faultName(f, "apply-then-timeout"),
@@ -357,9 +359,11 @@ func (c *Client) watch(ctx context.Context, gvr schema.GroupVersionResource, ns 
 		if r, ok := s.st.Resource(gvr); ok {
 			gvk := gvr.GroupVersion().WithKind(r.Kind)
 			w.convert = func(obj runtime.Object) runtime.Object { return toUnstructured(obj, gvk) }
+			w.convertOwned = nil
 		}
-	} else {
+	} else if s.servedUnstructuredAsTyped(gvr) {
 		w.convert = s.typedWatchConvert(gvr, w.convert)
+		w.convertOwned = nil
 	}
 	w.lastQueuedRV, w.startRV = startRV, startRV
 	s.watchers = append(s.watchers, w)
@@ -371,7 +375,7 @@ func (c *Client) watch(ctx context.Context, gvr schema.GroupVersionResource, ns 
 			Resource: gvr, Namespace: ns, RV: startRV, Lag: lag})
 	}
 	for i := range initial {
-		s.sendLocked(w, initial[i].Type, initial[i].Object, eventInfo(&initial[i]))
+		s.sendLocked(w, initial[i].Type, initial[i].Object, eventInfo(&initial[i]), false)
 	}
 	go w.run()
 	return w, nil

@@ -457,8 +457,12 @@ func (s *Server) observeLocked(o Observation) {
 }
 
 // publishLocked records the store's events as writes and fans them out to
-// every open watch that matches them.
-func (s *Server) publishLocked(req *RequestInfo, evs []store.Event) {
+// every open watch that matches them. With handOver, evs is one event whose
+// object nothing reads once it is queued (the caller got its own copy): the
+// last watch queued that object gets it to deliver as it is, without the
+// copy each other watch makes.
+func (s *Server) publishLocked(req *RequestInfo, evs []store.Event, handOver bool) {
+	handOver = handOver && len(evs) == 1
 	for i := range evs {
 		ev := &evs[i]
 		info := eventInfo(ev)
@@ -484,6 +488,17 @@ func (s *Server) publishLocked(req *RequestInfo, evs []store.Event) {
 			}
 			s.observeLocked(o)
 		}
+		// What each watch sees, all found before any is queued: once
+		// queued, the handed-over object may be its consumer's.
+		type send struct {
+			w     *watcher
+			seen  store.Event
+			obj   runtime.Object
+			owned bool
+		}
+		var buf [4]send
+		sends := buf[:0]
+		owner := -1
 		for _, w := range s.watchers {
 			if w.info.Resource != ev.GVR || ev.RV <= w.startRV {
 				continue
@@ -492,19 +507,40 @@ func (s *Server) publishLocked(req *RequestInfo, evs []store.Event) {
 			if !ok {
 				continue
 			}
-			if seen.Type == ev.Type && seen.Object == ev.Object {
-				s.sendLocked(w, seen.Type, seen.Object, info)
+			if handOver && seen.Object == ev.Object && w.convertOwned != nil {
+				owner = len(sends)
+			}
+			sends = append(sends, send{w: w, seen: seen, obj: seen.Object})
+		}
+		// With a handed-over object, every other watch that sees it gets
+		// its copy now, before any is queued (once the owner has it, its
+		// consumer may modify it while theirs would be copying it).
+		if owner >= 0 {
+			for k := range sends {
+				sd := &sends[k]
+				switch {
+				case k == owner:
+					sd.owned = true
+				case sd.seen.Object == ev.Object:
+					sd.obj, sd.owned = ev.Object.DeepCopyObject(), sd.w.convertOwned != nil
+				}
+			}
+		}
+		for _, sd := range sends {
+			if sd.seen.Type == ev.Type && sd.seen.Object == ev.Object {
+				s.sendLocked(sd.w, sd.seen.Type, sd.obj, info, sd.owned)
 			} else {
-				s.sendLocked(w, seen.Type, seen.Object, eventInfo(&seen))
+				s.sendLocked(sd.w, sd.seen.Type, sd.obj, eventInfo(&sd.seen), sd.owned)
 			}
 		}
 	}
 }
 
-// sendLocked queues one event for one watch and records it as sent.
-func (s *Server) sendLocked(w *watcher, typ watch.EventType, obj runtime.Object, info EventInfo) {
+// sendLocked queues one event for one watch and records it as sent. owned
+// says the watch may deliver obj itself (nothing else reads it).
+func (s *Server) sendLocked(w *watcher, typ watch.EventType, obj runtime.Object, info EventInfo, owned bool) {
 	ip := &info
-	if !w.enqueue(queuedEvent{ev: watch.Event{Type: typ, Object: obj}, info: ip, sentAt: s.clock.Now()}) {
+	if !w.enqueue(queuedEvent{ev: watch.Event{Type: typ, Object: obj}, info: ip, sentAt: s.clock.Now(), owned: owned}) {
 		return
 	}
 	if s.obs != nil {
@@ -532,7 +568,7 @@ func (s *Server) sendBookmark(w *watcher) {
 	if err != nil {
 		return
 	}
-	s.sendLocked(w, ev.Type, ev.Object, eventInfo(&ev))
+	s.sendLocked(w, ev.Type, ev.Object, eventInfo(&ev), false)
 }
 
 // watchEnded is called by a delivery goroutine as it exits.

@@ -71,8 +71,7 @@ func (s *Server) asTypedForScheme(obj runtime.Object) (runtime.Object, error) {
 // convert, then, for a resource served unstructured whose kind the
 // scheme knows, asTypedForScheme (a Status of an ERROR event stays).
 func (s *Server) typedWatchConvert(gvr schema.GroupVersionResource, convert func(runtime.Object) runtime.Object) func(runtime.Object) runtime.Object {
-	r, ok := s.st.Resource(gvr)
-	if !ok || !s.scheme.Recognizes(gvr.GroupVersion().WithKind(r.Kind)) {
+	if !s.servedUnstructuredAsTyped(gvr) {
 		return convert
 	}
 	return func(obj runtime.Object) runtime.Object {
@@ -82,4 +81,13 @@ func (s *Server) typedWatchConvert(gvr schema.GroupVersionResource, convert func
 		}
 		return out
 	}
+}
+
+// servedUnstructuredAsTyped reports whether gvr's objects are kept
+// unstructured (RegisterCRD) but handed to typed clients as their Go type
+// (typedWatchConvert): its kind is one the scheme knows. (For built-ins,
+// kept typed, asTypedForScheme changes nothing.) Called with s.mu held.
+func (s *Server) servedUnstructuredAsTyped(gvr schema.GroupVersionResource) bool {
+	r, ok := s.st.Resource(gvr)
+	return ok && !s.st.Typed(gvr) && s.scheme.Recognizes(gvr.GroupVersion().WithKind(r.Kind))
 }

@@ -42,6 +42,9 @@ type queuedEvent struct {
 	// delivered observation share it (observers must not modify it).
 	info   *EventInfo
 	sentAt time.Time
+	// owned is true when the watch may deliver ev.Object itself: nothing
+	// else reads it (see Server.publishLocked).
+	owned bool
 }
 
 // closeRequest asks a delivery goroutine to end the watch, after sending
@@ -65,8 +68,10 @@ type watcher struct {
 	timeout time.Duration
 	// bookmarks is true when the client asked for periodic bookmarks.
 	bookmarks bool
-	// convert turns a stored (shared) object into the one delivered.
-	convert func(runtime.Object) runtime.Object
+	// convert turns a stored (shared) object into the one delivered;
+	// convertOwned, if set, an object the watch owns (no copy needed).
+	convert      func(runtime.Object) runtime.Object
+	convertOwned func(runtime.Object) runtime.Object
 	// lastQueuedRV is the RV of the last event queued (guarded by s.mu).
 	lastQueuedRV int64
 	// startRV is the revision the watch starts after: live events and
@@ -91,16 +96,17 @@ func newWatcher(s *Server, ctx context.Context, info WatcherInfo, filter func(st
 		ctx = context.Background()
 	}
 	return &watcher{
-		s:         s,
-		info:      info,
-		filter:    filter,
-		ctx:       ctx,
-		timeout:   timeout,
-		bookmarks: bookmarks,
-		wake:      make(chan struct{}, 1),
-		stopCh:    make(chan struct{}),
-		result:    make(chan watch.Event),
-		convert:   func(obj runtime.Object) runtime.Object { return asTypedClientSees(obj.DeepCopyObject()) },
+		s:            s,
+		info:         info,
+		filter:       filter,
+		ctx:          ctx,
+		timeout:      timeout,
+		bookmarks:    bookmarks,
+		wake:         make(chan struct{}, 1),
+		stopCh:       make(chan struct{}),
+		result:       make(chan watch.Event),
+		convert:      func(obj runtime.Object) runtime.Object { return asTypedClientSees(obj.DeepCopyObject()) },
+		convertOwned: asTypedClientSees,
 	}
 }
 
@@ -251,7 +257,11 @@ func (w *watcher) run() {
 			}
 			if headReady {
 				if headEvent.Object == nil {
-					headEvent = watch.Event{Type: head.ev.Type, Object: w.convert(head.ev.Object)}
+					convert := w.convert
+					if head.owned && w.convertOwned != nil {
+						convert = w.convertOwned
+					}
+					headEvent = watch.Event{Type: head.ev.Type, Object: convert(head.ev.Object)}
 				}
 				switch sched := w.s.sched; {
 				case sched == nil || granted:
@@ -264,13 +274,8 @@ func (w *watcher) run() {
 			}
 		}
 
-		select {
-		case <-w.wake:
-		case <-timerC:
-			headReady = true
-		case <-turnC:
-			granted, turnC = true, nil
-		case sendC <- headEvent:
+		// sent records the head's delivery.
+		sent := func() {
 			w.mu.Lock()
 			w.queue[0] = queuedEvent{}
 			w.queue = w.queue[1:]
@@ -283,6 +288,36 @@ func (w *watcher) run() {
 			granted, cancelTurn = false, nil
 			delivered++
 			w.s.delivered(w, head.info)
+		}
+		// Fast paths, before the select over every channel (whose cost
+		// grows with their number): a turn already given, a consumer
+		// already waiting. Either is one of the outcomes the select
+		// could pick.
+		if turnC != nil {
+			select {
+			case <-turnC:
+				granted, turnC = true, nil
+				continue
+			default:
+			}
+		}
+		if sendC != nil {
+			select {
+			case sendC <- headEvent:
+				sent()
+				continue
+			default:
+			}
+		}
+
+		select {
+		case <-w.wake:
+		case <-timerC:
+			headReady = true
+		case <-turnC:
+			granted, turnC = true, nil
+		case sendC <- headEvent:
+			sent()
 		case <-tickC:
 			w.s.sendBookmark(w)
 		case <-preTimeoutC:

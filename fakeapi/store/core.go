@@ -55,6 +55,10 @@ type Store struct {
 	// (kept by commit), so that creates and removals need not decode the
 	// namespace to know.
 	terminating map[string]bool
+
+	// strictJSON decodes patched objects (decodePatched); made once, as
+	// building a serializer costs more than a small object's decode.
+	strictJSON runtime.Decoder
 }
 
 // objRef names one stored object.
@@ -184,6 +188,13 @@ func (s *Store) Resource(gvr schema.GroupVersionResource) (Resource, bool) {
 		return Resource{}, false
 	}
 	return r.Resource, true
+}
+
+// Typed reports whether gvr is served as its Go type (a built-in), not
+// as *unstructured.Unstructured.
+func (s *Store) Typed(gvr schema.GroupVersionResource) bool {
+	r, ok := s.res[gvr]
+	return ok && r.typed
 }
 
 // Resources returns every served resource, sorted by group, version and

@@ -130,8 +130,10 @@ func (s *Store) decodePatched(r *resState, patched []byte, strict bool) (runtime
 	}
 	if r.typed {
 		obj := r.newObject(s)
-		dec := kjson.NewSerializerWithOptions(kjson.DefaultMetaFactory, s.scheme, s.scheme, kjson.SerializerOptions{Strict: true})
-		if _, _, err := dec.Decode(patched, &r.gvk, obj); err != nil && (strict || !runtime.IsStrictDecodingError(err)) {
+		if s.strictJSON == nil {
+			s.strictJSON = kjson.NewSerializerWithOptions(kjson.DefaultMetaFactory, s.scheme, s.scheme, kjson.SerializerOptions{Strict: true})
+		}
+		if _, _, err := s.strictJSON.Decode(patched, &r.gvk, obj); err != nil && (strict || !runtime.IsStrictDecodingError(err)) {
 			return nil, invalid(err)
 		}
 		obj.GetObjectKind().SetGroupVersionKind(r.gvk)
