@@ -36,16 +36,40 @@ type Kubelet struct {
 // optional, hears of each status write: err nil when the Pod became Running
 // and Ready, else the error of an attempt that will be retried.
 func StartKubelet(ctx context.Context, c *Client, readyAfter time.Duration, report func(pod cache.ObjectName, err error)) *Kubelet {
+	return StartKubeletWithOptions(ctx, c, KubeletOptions{ReadyAfter: readyAfter, Report: report})
+}
+
+// KubeletOptions configure StartKubeletWithOptions.
+type KubeletOptions struct {
+	// ReadyAfter is how long after the kubelet first sees a Pod it makes
+	// it Running and Ready. Optional; default 0.
+	ReadyAfter time.Duration
+	// Report, optional, hears of each status write (see StartKubelet).
+	Report func(pod cache.ObjectName, err error)
+	// QueueMetrics, optional, is the metrics provider of the kubelet's
+	// workqueue (named "kubelet"); default client-go's global one.
+	QueueMetrics workqueue.MetricsProvider
+	// InformerMetrics and InformerID, optional, are the Pod informer's
+	// metrics provider and identity (client-go reports nothing without an
+	// identity).
+	InformerMetrics cache.InformerMetricsProvider
+	InformerID      cache.InformerNameAndResource
+}
+
+// StartKubeletWithOptions is StartKubelet with metrics.
+func StartKubeletWithOptions(ctx context.Context, c *Client, o KubeletOptions) *Kubelet {
 	ctx, cancel := context.WithCancel(ctx)
+	readyAfter, report := o.ReadyAfter, o.Report
 	k := &Kubelet{
 		cancel: cancel,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName](),
-			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "kubelet"}),
+			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "kubelet", MetricsProvider: o.QueueMetrics}),
 	}
 	if report == nil {
 		report = func(cache.ObjectName, error) {}
 	}
-	inf := cache.NewSharedIndexInformerWithOptions(c.ListerWatcher(podsGVR, ""), &corev1.Pod{}, cache.SharedIndexInformerOptions{})
+	inf := cache.NewSharedIndexInformerWithOptions(c.ListerWatcher(podsGVR, ""), &corev1.Pod{},
+		cache.SharedIndexInformerOptions{Identifier: o.InformerID, InformerMetricsProvider: o.InformerMetrics})
 	enqueue := func(obj any) {
 		pod, ok := obj.(*corev1.Pod)
 		if !ok || pod.DeletionTimestamp != nil || PodRunningReady(pod) {

@@ -258,6 +258,9 @@ type reportPage struct {
 	PlanJSON string
 	Data     template.JS
 	Legend   []legendLane
+	// Metrics are client-go's own metrics of the run, drawn per queue or
+	// informer.
+	Metrics []metricGroup
 }
 
 type verdictView struct {
@@ -298,7 +301,7 @@ func HTML(w io.Writer, run Run) error {
 	page := reportPage{
 		Title: run.title(), End: t.End.String(), Outcome: t.Outcome, Records: len(t.Records),
 		Status: OverallStatus(run.Verdicts), Replay: run.ReplayCommand, Failure: fail,
-		Data: template.JS(data), Legend: pd.Legend,
+		Data: template.JS(data), Legend: pd.Legend, Metrics: metricGroups(t),
 	}
 	if p := run.plan(); p != nil {
 		page.Scenario, page.Subject, page.Seed = p.Name, p.Subject, p.Seed

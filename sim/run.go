@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/cachelab/cachelab/fakeapi"
+	"github.com/cachelab/cachelab/fakeapi/clientmetrics"
 	fakehttp "github.com/cachelab/cachelab/fakeapi/http"
 )
 
@@ -172,7 +173,10 @@ type run struct {
 	kubelet    *fakeapi.Kubelet
 	competitor *competitor
 	pipe       *fakehttp.Pipe // the subject's HTTP pipe (access "http")
-	done       bool
+	// metrics collects client-go's metrics of the subject's queues and
+	// informers (Env.Metrics) in virtual time.
+	metrics *clientmetrics.Collector
+	done    bool
 }
 
 func newRun(ctx context.Context, plan *Plan, info SubjectInfo) *run {
@@ -188,6 +192,7 @@ func newRun(ctx context.Context, plan *Plan, info SubjectInfo) *run {
 		r.sched.random = stream(plan.Seed, "shuffle-schedule", fmt.Sprint(plan.ShuffleSchedule))
 	}
 	r.rec = newRecorder(start, r.policy)
+	r.metrics = newRunMetrics(r.now)
 	r.srv = fakeapi.NewServer(fakeapi.Options{Hooks: r.policy, Observer: r.rec})
 	r.policy.Attach(r.srv)
 	return r
@@ -218,11 +223,17 @@ func (r *run) play() (*Trace, error) {
 	}
 	if r.plan.Kubelet != nil {
 		rec := actorRecorder{r.rec, "kubelet"}
-		r.kubelet = fakeapi.StartKubelet(r.ctx, r.srv.Client(clientKubelet), r.plan.Kubelet.ReadyAfter.D(), func(pod cache.ObjectName, err error) {
-			if err != nil {
-				rec.Record(Record{Kind: RecNote, Key: pod.String(), Detail: "kubelet: set Running/Ready: " + err.Error()})
-			}
-		})
+		o := fakeapi.KubeletOptions{ReadyAfter: r.plan.Kubelet.ReadyAfter.D(), QueueMetrics: r.metrics.Workqueue(clientKubelet),
+			InformerMetrics: r.metrics.Informer(clientKubelet),
+			Report: func(pod cache.ObjectName, err error) {
+				if err != nil {
+					rec.Record(Record{Kind: RecNote, Key: pod.String(), Detail: "kubelet: set Running/Ready: " + err.Error()})
+				}
+			}}
+		if id, err := r.metrics.InformerID(clientKubelet, "", schema.GroupVersionResource{Version: "v1", Resource: "pods"}); err == nil {
+			o.InformerID = id
+		}
+		r.kubelet = fakeapi.StartKubeletWithOptions(r.ctx, r.srv.Client(clientKubelet), o)
 	}
 	if c := r.plan.Competitor; c != nil {
 		gvr, err := r.res.byResource(c.Resource)
@@ -384,9 +395,10 @@ func (r *run) startSubject() error {
 		return fmt.Errorf("sim: subject %s: factory returned nil", name)
 	}
 	env := Env{
-		Name:   name,
-		Rec:    actorRecorder{r.rec, name},
-		Params: r.plan.SubjectParams,
+		Name:    name,
+		Rec:     actorRecorder{r.rec, name},
+		Params:  r.plan.SubjectParams,
+		Metrics: r.metrics,
 		Sleep: func(ctx context.Context, what string, d time.Duration) {
 			r.sched.sleep(ctx, name, what, d)
 		},
@@ -628,6 +640,7 @@ func (r *run) stop(tr *Trace) {
 	tr.Diverged = diverged >= 0
 	tr.Choices = r.sched.choicePoints()
 	tr.tickets, tr.disturbed = r.sched.ticketLog()
+	tr.Metrics = r.metrics.Series()
 	r.shutdown()
 }
 
@@ -647,6 +660,7 @@ func (r *run) shutdown() {
 	r.policy.Stop()
 	r.sched.close()
 	r.rec.release()
+	r.metrics.Release()
 	if r.pipe != nil {
 		r.pipe.Close()
 	}

@@ -9,6 +9,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/cachelab/cachelab/fakeapi/clientmetrics"
 )
 
 // Subject is a controller (or cache) the sim drives. A subject is built fresh
@@ -71,6 +73,13 @@ type Env struct {
 	// fires races it). name labels the delay in the run's schedule. It
 	// returns early when ctx ends.
 	Sleep func(ctx context.Context, name string, d time.Duration)
+	// Metrics, when set, collects client-go's own metrics into the trace
+	// (Trace.Metrics), in virtual time: give a workqueue
+	// Metrics.Workqueue(Name) as its MetricsProvider (and a queue name),
+	// an informer Metrics.Informer(Name) with an Identifier from
+	// Metrics.InformerID, a SharedInformerFactory an InformerName from
+	// Metrics.InformerName (see metrics.go for the routing).
+	Metrics *clientmetrics.Collector
 }
 
 // Recorder records subject-side records into the trace. It stamps Pos, At and

@@ -27,6 +27,12 @@ type Trace struct {
 	// actors, in the order the run's scheduler released them (see
 	// Plan.Schedule).
 	Schedule []string `json:"schedule,omitempty"`
+	// Metrics are client-go's own metrics of the subject's workqueues and
+	// informers (depth, adds, retries, queue latency, work duration; the
+	// informer's queued items, processing latency and store
+	// resourceVersion) over the run's virtual time, one series per metric,
+	// client and queue or informer (see metrics.go). They are not records.
+	Metrics []MetricSeries `json:"metrics,omitempty"`
 	// Diverged is true when the run could not follow its plan's Schedule
 	// to the end (at some turn the ticket it named was not ready). Not
 	// written to trace files.

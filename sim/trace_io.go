@@ -19,6 +19,8 @@ type traceHeader struct {
 	Records int `json:"records"`
 	// Schedule is Trace.Schedule.
 	Schedule []string `json:"schedule,omitempty"`
+	// Metrics is Trace.Metrics.
+	Metrics []MetricSeries `json:"metrics,omitempty"`
 }
 
 // WriteTrace writes t as JSON Lines: a header line (version, plan, end,
@@ -31,7 +33,7 @@ func WriteTrace(w io.Writer, t *Trace) error {
 	if v == 0 {
 		v = TraceVersion
 	}
-	if err := enc.Encode(traceHeader{Version: v, Plan: t.Plan, End: t.End, Outcome: t.Outcome, Records: len(t.Records), Schedule: t.Schedule}); err != nil {
+	if err := enc.Encode(traceHeader{Version: v, Plan: t.Plan, End: t.End, Outcome: t.Outcome, Records: len(t.Records), Schedule: t.Schedule, Metrics: t.Metrics}); err != nil {
 		return fmt.Errorf("sim: write trace header: %w", err)
 	}
 	for i := range t.Records {
@@ -85,7 +87,7 @@ func ReadTrace(r io.Reader) (*Trace, error) {
 	if h.Version != TraceVersion {
 		return nil, fmt.Errorf("sim: trace line %d: unsupported trace version %d (this code reads version %d)", line, h.Version, TraceVersion)
 	}
-	t := &Trace{Version: h.Version, Plan: h.Plan, End: h.End, Outcome: h.Outcome, Schedule: h.Schedule, Records: make([]Record, 0, h.Records)}
+	t := &Trace{Version: h.Version, Plan: h.Plan, End: h.End, Outcome: h.Outcome, Schedule: h.Schedule, Metrics: h.Metrics, Records: make([]Record, 0, h.Records)}
 	for {
 		b, ok := next()
 		if !ok {

@@ -2,6 +2,9 @@ package serve_test
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/cachelab/cachelab/fakeapi/serve"
 )
@@ -67,6 +71,32 @@ func TestKubeletMakesPodsRunningAndReadyAfterItsDelay(t *testing.T) {
 			ready = true
 		case <-deadline:
 			t.Fatal("pod not Ready 10s after its create")
+		}
+	}
+
+	// client-go's own metrics of the kubelet's queue and informer, on
+	// /metrics with a client label: one Pod queued once (with a delay: a
+	// retry, as client-go counts them), taken, the queue empty again; the
+	// Pod informer's store at the Pod's resourceVersion or later.
+	rt, err := rest.TransportFor(r.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := (&http.Client{Transport: rt}).Get(r.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`workqueue_adds_total{client="kubelet",name="kubelet"} 1`,
+		`workqueue_retries_total{client="kubelet",name="kubelet"} 1`,
+		`workqueue_depth{client="kubelet",name="kubelet"} 0`,
+		`workqueue_queue_duration_seconds_count{client="kubelet",name="kubelet"} 1`,
+		`informer_store_resource_version{client="kubelet",name="pods"}`,
+	} {
+		if !strings.Contains(string(text), want) {
+			t.Errorf("/metrics lacks %s", want)
 		}
 	}
 	cancel()

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/cachelab/cachelab/fakeapi"
+	"github.com/cachelab/cachelab/fakeapi/clientmetrics"
 )
 
 // metrics is a fakeapi.Observer that keeps Prometheus metrics of what the
@@ -22,6 +23,10 @@ type metrics struct {
 	watchers prometheus.Gauge
 	rv       prometheus.Gauge
 	compact  prometheus.Gauge
+	// client holds client-go's own metrics (workqueue, informer) of the
+	// client-go components the process runs (the kubelet), exported with
+	// a client label.
+	client *clientmetrics.Collector
 }
 
 func newMetrics(next fakeapi.Observer) *metrics {
@@ -44,7 +49,8 @@ func newMetrics(next fakeapi.Observer) *metrics {
 		rv:       prometheus.NewGauge(prometheus.GaugeOpts{Name: "cachelab_resource_version", Help: "Latest resourceVersion written."}),
 		compact:  prometheus.NewGauge(prometheus.GaugeOpts{Name: "cachelab_compacted_resource_version", Help: "resourceVersion history is compacted to."}),
 	}
-	m.reg.MustRegister(m.requests, m.writes, m.sent, m.faults, m.watchers, m.rv, m.compact)
+	m.client = clientmetrics.New(nil)
+	m.reg.MustRegister(m.requests, m.writes, m.sent, m.faults, m.watchers, m.rv, m.compact, m.client.Prometheus())
 	return m
 }
 

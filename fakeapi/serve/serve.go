@@ -290,13 +290,21 @@ func Serve(ctx context.Context, opts Options) (*Running, error) {
 	}()
 	var kl *fakeapi.Kubelet
 	if opts.Kubelet {
-		kl = fakeapi.StartKubelet(breakCtx, api.Client(KubeletClient), opts.KubeletReadyAfter, func(pod cache.ObjectName, err error) {
-			if err != nil {
-				log.Debug("kubelet: setting Running/Ready failed, will retry", "pod", pod.String(), "err", err)
-				return
-			}
-			log.Debug("kubelet: pod ready", "pod", pod.String())
-		})
+		ko := fakeapi.KubeletOptions{ReadyAfter: opts.KubeletReadyAfter,
+			// client-go's own metrics of the kubelet's queue and informer,
+			// on /metrics labelled client="kubelet".
+			QueueMetrics: mets.client.Workqueue(KubeletClient), InformerMetrics: mets.client.Informer(KubeletClient),
+			Report: func(pod cache.ObjectName, err error) {
+				if err != nil {
+					log.Debug("kubelet: setting Running/Ready failed, will retry", "pod", pod.String(), "err", err)
+					return
+				}
+				log.Debug("kubelet: pod ready", "pod", pod.String())
+			}}
+		if id, err := mets.client.InformerID(KubeletClient, "", schema.GroupVersionResource{Version: "v1", Resource: "pods"}); err == nil {
+			ko.InformerID = id
+		}
+		kl = fakeapi.StartKubeletWithOptions(breakCtx, api.Client(KubeletClient), ko)
 	}
 	log.Info("serving", "url", r.URL, "kubeconfig", opts.KubeconfigPath)
 
@@ -312,6 +320,7 @@ func Serve(ctx context.Context, opts Options) (*Running, error) {
 		if kl != nil {
 			kl.Wait()
 		}
+		mets.client.Release()
 		// Shutdown closes the listener and sends HTTP/2 GOAWAY, then waits
 		// for active requests; watches never go idle, so end them (again
 		// and again: a client may re-watch before its GOAWAY arrives).

@@ -190,14 +190,38 @@ func NewController(ctx context.Context, env sim.Env, opts Options) (*Controller,
 		return listerWatcher{ListerWatcherWithContext: env.ListerWatcher(gvr, metav1.NamespaceAll), noWatchList: opts.Bug == ListsStaleReplica}
 	}
 	indexers := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
-	bphInformer := cache.NewSharedIndexInformer(lw(v1alpha1.Resource), &unstructured.Unstructured{}, 0, indexers)
-	podInformer := cache.NewSharedIndexInformer(lw(podsGVR), &corev1.Pod{}, 0, indexers)
-	cmInformer := cache.NewSharedIndexInformer(lw(configMapsGVR), &corev1.ConfigMap{}, 0, indexers)
+	// With env.Metrics, client-go's informer and workqueue metrics go to
+	// the trace (sim.Trace.Metrics).
+	newInformer := func(gvr schema.GroupVersionResource, obj runtime.Object) (cache.SharedIndexInformer, error) {
+		o := cache.SharedIndexInformerOptions{Indexers: indexers}
+		if env.Metrics != nil {
+			id, err := env.Metrics.InformerID(name, "", gvr)
+			if err != nil {
+				return nil, fmt.Errorf("bellerophon: informer metrics: %w", err)
+			}
+			o.Identifier, o.InformerMetricsProvider = id, env.Metrics.Informer(name)
+		}
+		return cache.NewSharedIndexInformerWithOptions(lw(gvr), obj, o), nil
+	}
+	bphInformer, err := newInformer(v1alpha1.Resource, &unstructured.Unstructured{})
+	if err != nil {
+		return nil, err
+	}
+	podInformer, err := newInformer(podsGVR, &corev1.Pod{})
+	if err != nil {
+		return nil, err
+	}
+	cmInformer, err := newInformer(configMapsGVR, &corev1.ConfigMap{})
+	if err != nil {
+		return nil, err
+	}
 
+	queueConfig := workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: name}
+	if env.Metrics != nil {
+		queueConfig.MetricsProvider = env.Metrics.Workqueue(name)
+	}
 	queue := workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName](),
-		workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: name},
-	)
+		workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName](), queueConfig)
 
 	c := &Controller{
 		rec:           rec,

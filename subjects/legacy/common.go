@@ -285,8 +285,11 @@ func storeGetter(store cache.Store) mirror.Getter {
 // started: its delaying loop is a goroutine, and a crash before the first
 // sync must not leave it running past the process it belonged to.
 func newWorkers(ctx context.Context, env sim.Env, store cache.Store, h handlerRecorder) *mirror.Workers {
-	q := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: env.Name})
+	config := workqueue.TypedRateLimitingQueueConfig[string]{Name: env.Name}
+	if env.Metrics != nil {
+		config.MetricsProvider = env.Metrics.Workqueue(env.Name)
+	}
+	q := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](), config)
 	context.AfterFunc(ctx, q.ShutDown)
 	return &mirror.Workers{
 		Queue:      q,

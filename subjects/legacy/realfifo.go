@@ -116,7 +116,15 @@ func (s *RealFIFOSubject) Start(ctx context.Context, env sim.Env) error {
 			s.h.note("the ListerWatcher hid a 504 Too large resource version from the reflector (a bare 504 Timeout)")
 		}
 	}
-	s.informer = cache.NewSharedIndexInformerWithOptions(lw, &corev1.ConfigMap{}, cache.SharedIndexInformerOptions{ObjectDescription: "configmaps", ResyncPeriod: p.resync})
+	opts := cache.SharedIndexInformerOptions{ObjectDescription: "configmaps", ResyncPeriod: p.resync}
+	if env.Metrics != nil {
+		// client-go's informer metrics go to the trace (sim.Trace.Metrics).
+		if opts.Identifier, err = env.Metrics.InformerID(env.Name, "", mirror.GVR); err != nil {
+			return fmt.Errorf("%s: informer metrics: %w", s.v.name, err)
+		}
+		opts.InformerMetricsProvider = env.Metrics.Informer(env.Name)
+	}
+	s.informer = cache.NewSharedIndexInformerWithOptions(lw, &corev1.ConfigMap{}, opts)
 	s.workers = newWorkers(ctx, env, s.informer.GetStore(), s.h)
 	s.workers.Reconciler.Wrote = func(rv int64) {
 		for {
