@@ -28,7 +28,9 @@ func sampleTrace(t *testing.T) *Trace {
 	for i := range recs {
 		recs[i].Pos = i
 	}
-	return &Trace{Version: TraceVersion, Plan: p, Records: recs, End: Duration(40 * time.Second), Outcome: "quiet"}
+	metrics := []MetricSeries{{Metric: "workqueue_depth", Kind: "gauge", Client: "simtest/informer", Name: "q",
+		Points: []MetricPoint{{At: 0, V: 1}, {At: 250 * time.Millisecond, V: 0}}, Count: 2}}
+	return &Trace{Version: TraceVersion, Plan: p, Records: recs, End: Duration(40 * time.Second), Outcome: "quiet", Metrics: metrics}
 }
 
 func TestTraceRoundTripsThroughJSONLines(t *testing.T) {

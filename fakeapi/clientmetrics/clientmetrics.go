@@ -199,10 +199,14 @@ func (c *Collector) appendLocked(s *Series, v float64) {
 	s.Points = append(s.Points, Point{At: c.now(), V: v})
 }
 
-// Series returns a copy of every series, sorted by client, name and metric.
+// Series returns a copy of every series, sorted by client, name and metric
+// (nil when there is none).
 func (c *Collector) Series() []Series {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if len(c.series) == 0 {
+		return nil
+	}
 	out := make([]Series, len(c.series))
 	for i, s := range c.series {
 		out[i] = *s
