@@ -375,7 +375,8 @@ func (c *Client) watch(ctx context.Context, gvr schema.GroupVersionResource, ns 
 			Resource: gvr, Namespace: ns, RV: startRV, Lag: lag})
 	}
 	for i := range initial {
-		s.sendLocked(w, initial[i].Type, initial[i].Object, eventInfo(&initial[i]), false)
+		info := eventInfo(&initial[i])
+		s.sendLocked(w, initial[i].Type, initial[i].Object, &info, false)
 	}
 	go w.run()
 	return w, nil

@@ -207,7 +207,10 @@ func (c *Client) react(unstructuredWatch bool, fake *clienttesting.Fake) clientt
 // client-go fake it is a reactor of, whose lock is held while it runs.
 func (c *Client) reactUntyped(unstructuredWatch bool, fake *clienttesting.Fake) clienttesting.ReactionFunc {
 	return func(action clienttesting.Action) (bool, runtime.Object, error) {
-		ctx := withHeldLock(context.Background(), fake)
+		ctx := context.Background()
+		if c.s.sched != nil {
+			ctx = withHeldLock(ctx, fake) // only a scheduled request waits with it
+		}
 		gvr, ns := action.GetResource(), action.GetNamespace()
 		sub := action.GetSubresource()
 		if _, plain := action.(clienttesting.ActionImpl); plain && isDiscoveryAction(gvr, action.GetVerb()) {

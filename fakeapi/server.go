@@ -528,18 +528,21 @@ func (s *Server) publishLocked(req *RequestInfo, evs []store.Event, handOver boo
 		}
 		for _, sd := range sends {
 			if sd.seen.Type == ev.Type && sd.seen.Object == ev.Object {
-				s.sendLocked(sd.w, sd.seen.Type, sd.obj, info, sd.owned)
+				s.sendLocked(sd.w, sd.seen.Type, sd.obj, &info, sd.owned)
 			} else {
-				s.sendLocked(sd.w, sd.seen.Type, sd.obj, eventInfo(&sd.seen), sd.owned)
+				seenInfo := eventInfo(&sd.seen)
+				s.sendLocked(sd.w, sd.seen.Type, sd.obj, &seenInfo, sd.owned)
 			}
 		}
 	}
 }
 
 // sendLocked queues one event for one watch and records it as sent. owned
-// says the watch may deliver obj itself (nothing else reads it).
-func (s *Server) sendLocked(w *watcher, typ watch.EventType, obj runtime.Object, info EventInfo, owned bool) {
-	ip := &info
+// says the watch may deliver obj itself (nothing else reads it). info is
+// the event's description, shared with its observations (and with the
+// other watches and the write's observation when they saw the same event):
+// nothing modifies it.
+func (s *Server) sendLocked(w *watcher, typ watch.EventType, obj runtime.Object, ip *EventInfo, owned bool) {
 	if !w.enqueue(queuedEvent{ev: watch.Event{Type: typ, Object: obj}, info: ip, sentAt: s.clock.Now(), owned: owned}) {
 		return
 	}
@@ -568,7 +571,8 @@ func (s *Server) sendBookmark(w *watcher) {
 	if err != nil {
 		return
 	}
-	s.sendLocked(w, ev.Type, ev.Object, eventInfo(&ev), false)
+	info := eventInfo(&ev)
+	s.sendLocked(w, ev.Type, ev.Object, &info, false)
 }
 
 // watchEnded is called by a delivery goroutine as it exits.
