@@ -114,6 +114,11 @@ type Options struct {
 	// plans and subjects use namespaces without creating them; `cachelab
 	// serve` turns it on.
 	NamespaceLifecycle bool
+	// DefaultServiceAccounts creates the ServiceAccount "default" in every
+	// new namespace, as kube-controller-manager's serviceaccount controller
+	// does (see store.Options.DefaultServiceAccounts); `cachelab serve`
+	// turns it on.
+	DefaultServiceAccounts bool
 	// TrackManagedFields records metadata.managedFields on every write, as
 	// kube-apiserver does (see store.Options.TrackManagedFields); `cachelab
 	// serve` turns it on. Off, server-side apply tracks fields from an
@@ -176,7 +181,7 @@ func NewServer(opts Options) *Server {
 		s.bookmarkInterval = DefaultBookmarkInterval
 	}
 	s.encoder = json.NewSerializerWithOptions(json.DefaultMetaFactory, s.scheme, s.scheme, json.SerializerOptions{})
-	s.st = store.New(store.Options{Clock: s.clock, HistoryWindow: opts.HistoryWindow, Scheme: s.scheme, NamespaceLifecycle: opts.NamespaceLifecycle, TrackManagedFields: opts.TrackManagedFields})
+	s.st = store.New(store.Options{Clock: s.clock, HistoryWindow: opts.HistoryWindow, Scheme: s.scheme, NamespaceLifecycle: opts.NamespaceLifecycle, DefaultServiceAccounts: opts.DefaultServiceAccounts, TrackManagedFields: opts.TrackManagedFields})
 	return s
 }
 

@@ -32,7 +32,7 @@ func runOnFake(t *testing.T, c Case) ([]Answer, error) {
 	synctest.Test(t, func(t *testing.T) {
 		// NamespaceLifecycle and TrackManagedFields on, as `cachelab
 		// serve` runs it.
-		srv, err := NewFakeServer(fakeapi.Options{NamespaceLifecycle: true, TrackManagedFields: true})
+		srv, err := NewFakeServer(fakeapi.Options{NamespaceLifecycle: true, DefaultServiceAccounts: true, TrackManagedFields: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,6 +3,7 @@ package fidelity
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -389,9 +390,40 @@ func (n *normalizer) object(obj map[string]any) Object {
 		if o.Content == nil {
 			o.Content = map[string]any{}
 		}
-		o.Content[k] = v
+		o.Content[k] = generatedNames(v)
 	}
 	return o
+}
+
+// tokenVolumeName is the name ServiceAccount admission gives a Pod's
+// projected token volume: "kube-api-access-" and five characters of
+// apimachinery's utilrand alphabet, random on every create.
+var tokenVolumeName = regexp.MustCompile(`^kube-api-access-[bcdfghjklmnpqrstvwxz2456789]{5}$`)
+
+// generatedNames returns v (a decoded JSON value) with each random name a
+// server generates inside an object's content (the token volume's)
+// replaced by its prefix and "<generated>", as objectName does for
+// generateName: two servers agree on the prefix, never on the suffix.
+func generatedNames(v any) any {
+	switch x := v.(type) {
+	case string:
+		if tokenVolumeName.MatchString(x) {
+			return "kube-api-access-<generated>"
+		}
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = generatedNames(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = generatedNames(e)
+		}
+		return out
+	}
+	return v
 }
 
 // objectName is metadata.name, with a generated suffix replaced.

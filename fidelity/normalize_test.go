@@ -129,3 +129,26 @@ func TestNormalizeOrderMattersDifferentStoriesDiffer(t *testing.T) {
 		t.Error("two stories with opposite write order normalize the same")
 	}
 }
+
+// The token volume ServiceAccount admission adds to a Pod has a random
+// name: it is compared by its prefix, wherever it appears in the content;
+// a name outside the generator's alphabet or length is kept.
+func TestNormalizeReplacesTheGeneratedTokenVolumeName(t *testing.T) {
+	pod := map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "p", "resourceVersion": "7"},
+		"spec": map[string]any{
+			"volumes":    []any{map[string]any{"name": "kube-api-access-d57dl"}, map[string]any{"name": "kube-api-access-mine1"}},
+			"containers": []any{map[string]any{"volumeMounts": []any{map[string]any{"name": "kube-api-access-d57dl"}}}},
+		}}
+	got := Normalize([]RawAnswer{{Step: "create", Code: 201, Body: pod}})[0].Object.Content["spec"].(map[string]any)
+	vols := got["volumes"].([]any)
+	if n := vols[0].(map[string]any)["name"]; n != "kube-api-access-<generated>" {
+		t.Errorf("volume name %v, want kube-api-access-<generated>", n)
+	}
+	if n := vols[1].(map[string]any)["name"]; n != "kube-api-access-mine1" {
+		t.Errorf("a name outside the generator's alphabet became %v", n)
+	}
+	mount := got["containers"].([]any)[0].(map[string]any)["volumeMounts"].([]any)[0].(map[string]any)
+	if mount["name"] != "kube-api-access-<generated>" {
+		t.Errorf("mount name %v, want kube-api-access-<generated>", mount["name"])
+	}
+}

@@ -153,10 +153,12 @@ func TestAdminSnapshotWritesObjectsAndWatches(t *testing.T) {
 	if snap.ResourceVersion != r.API.ResourceVersion() || len(snap.Watchers) != 1 || !strings.Contains(out, `"name": "snap"`) {
 		t.Errorf("snapshot: rv %d (server %d), %d watchers, want the server's rv, 1 watcher and configmap snap", snap.ResourceVersion, r.API.ResourceVersion(), len(snap.Watchers))
 	}
-	// 3 objects: namespaces default and kube-system, configmap snap.
+	// 5 objects: namespaces default and kube-system, their default
+	// ServiceAccounts (serve runs the serviceaccount controller's part),
+	// configmap snap.
 	file := filepath.Join(t.TempDir(), "snap.json")
 	code, out, errs = run(t, "admin", "snapshot", "-o", file, "--kubeconfig", r.KubeconfigPath)
-	if code != ExitOK || !strings.Contains(out, "3 objects (1 ConfigMap, 2 Namespace)") || !strings.Contains(out, "1 open watches") {
+	if code != ExitOK || !strings.Contains(out, "5 objects (1 ConfigMap, 2 Namespace, 2 ServiceAccount)") || !strings.Contains(out, "1 open watches") {
 		t.Errorf("admin snapshot -o: exit %d, output %q, stderr %q", code, out, errs)
 	}
 	if data, err := os.ReadFile(file); err != nil || !json.Valid(data) {

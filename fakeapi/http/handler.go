@@ -391,12 +391,16 @@ func (h *handler) serveResource(w nethttp.ResponseWriter, req *request) {
 			opts.FieldManager = prefixFromUserAgent(r.UserAgent())
 		}
 		var out runtime.Object
+		code := nethttp.StatusOK
 		if req.sub == "status" {
 			out, err = req.client.UpdateStatus(ctx, req.gvr, req.ns, obj, opts)
 		} else {
+			if !h.srv.Exists(req.gvr, req.ns, req.name) {
+				code = nethttp.StatusCreated // an update that creates (leases, events) answers 201
+			}
 			out, err = req.client.Update(ctx, req.gvr, req.ns, obj, opts)
 		}
-		h.respond(w, req, nethttp.StatusOK, out, err)
+		h.respond(w, req, code, out, err)
 	case nethttp.MethodPatch:
 		if collection {
 			h.writeError(w, r, methodNotAllowed(gr, "patch"))

@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
-
 	"github.com/cachelab/cachelab/fakeapi"
 )
 
@@ -34,12 +32,8 @@ func TestRecordOpenAPIDocuments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := fakeapi.NewServer(fakeapi.Options{})
-	// cachelab serve adds Leases.
-	if err := srv.RegisterCRD(fakeapi.ResourceInfo{GVR: schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}, Kind: "Lease", ListKind: "LeaseList", Namespaced: true}); err != nil {
-		t.Fatal(err)
-	}
-	served := map[string]map[string]bool{} // "api/v1" -> resources
+	srv := fakeapi.NewServer(fakeapi.Options{}) // Leases are built in
+	served := map[string]map[string]bool{}      // "api/v1" -> resources
 	for _, r := range srv.Resources() {
 		p := "api/" + r.GVR.Version
 		if r.GVR.Group != "" {

@@ -20,10 +20,7 @@ import (
 	"github.com/cachelab/cachelab/fakeapi"
 )
 
-var (
-	nsGVR     = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
-	leasesGVR = schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}
-)
+var nsGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 
 func namespace(name string) *corev1.Namespace {
 	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}

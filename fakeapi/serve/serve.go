@@ -21,8 +21,8 @@
 // apply-then-timeout rate, watch event delay, stale-replica lag and
 // periodic watch breaks, changed through /admin/faults or SetFaults.
 //
-// Leases (coordination.k8s.io/v1) are served too, so operators can run
-// with leader election. With Options.Kubelet a kubelet-like actor makes every Pod Running and
+// Leases (coordination.k8s.io/v1, a typed built-in of the store) are
+// served too, so operators can run with leader election. With Options.Kubelet a kubelet-like actor makes every Pod Running and
 // Ready, so controllers that wait for Ready Pods converge.
 //
 // It shuts down cleanly when the context ends: the listener closes and
@@ -204,6 +204,7 @@ func Serve(ctx context.Context, opts Options) (*Running, error) {
 	sopts.Hooks = hooks
 	sopts.NamespaceLifecycle = !opts.AllowMissingNamespaces
 	sopts.TrackManagedFields = true
+	sopts.DefaultServiceAccounts = true
 	mets := newMetrics(sopts.Observer)
 	sopts.Observer = mets
 	api := fakeapi.NewServer(sopts)
@@ -211,12 +212,6 @@ func Serve(ctx context.Context, opts Options) (*Running, error) {
 		if _, err := api.Client("seed").Create(ctx, nsGVR, "", namespace(ns), metav1.CreateOptions{}); err != nil {
 			return nil, fmt.Errorf("serve: creating namespace %s: %w", ns, err)
 		}
-	}
-	// Leases, for controllers' leader election (client-go's
-	// resourcelock.LeaseLock), served as a CRD would be: unstructured, no
-	// schema.
-	if err := api.RegisterCRD(fakeapi.ResourceInfo{GVR: leasesGVR, Kind: "Lease", ListKind: "LeaseList", Namespaced: true}); err != nil {
-		return nil, fmt.Errorf("serve: serving leases: %w", err)
 	}
 	crdSchemas := map[schema.GroupVersionKind]json.RawMessage{}
 	for _, f := range opts.CRDFiles {
@@ -268,7 +263,7 @@ func Serve(ctx context.Context, opts Options) (*Running, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/admin/", adminHandler(r, log))
 	mux.Handle("/metrics", mets.handler())
-	mux.Handle("/", jsonAnswersForLeases(fakehttp.NewHandler(api, fakehttp.Options{OpenAPISchemas: crdSchemas})))
+	mux.Handle("/", fakehttp.NewHandler(api, fakehttp.Options{OpenAPISchemas: crdSchemas}))
 	baseCtx, cancelBase := context.WithCancel(context.Background())
 	hs := &http.Server{
 		Handler:           logRequests(log, authenticate(token, mux)),
@@ -365,20 +360,6 @@ func authenticate(token string, next http.Handler) http.Handler {
 		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
 			writeStatus(w, apierrors.NewUnauthorized("a bearer token is required: use the kubeconfig written by cachelab serve"))
 			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// jsonAnswersForLeases asks for JSON answers on coordination.k8s.io
-// requests: Leases are stored as unstructured objects (registered like a
-// CRD), which have no protobuf encoding, while client-go's typed client asks
-// for protobuf first. Request bodies in protobuf still decode.
-func jsonAnswersForLeases(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/apis/coordination.k8s.io/") && strings.Contains(r.Header.Get("Accept"), "protobuf") {
-			r = r.Clone(r.Context())
-			r.Header.Set("Accept", "application/json")
 		}
 		next.ServeHTTP(w, r)
 	})

@@ -40,6 +40,8 @@ type Store struct {
 	nameSeq int64
 	// nsLifecycle is Options.NamespaceLifecycle.
 	nsLifecycle bool
+	// defaultSAs is Options.DefaultServiceAccounts.
+	defaultSAs bool
 	// trackAll is Options.TrackManagedFields.
 	trackAll bool
 	// manager is the field manager of the write in progress (its
@@ -108,6 +110,7 @@ func New(opts Options) *Store {
 		byGK:        map[schema.GroupKind]*resState{},
 		dependents:  map[types.UID]map[objRef]struct{}{},
 		nsLifecycle: opts.NamespaceLifecycle,
+		defaultSAs:  opts.DefaultServiceAccounts,
 		trackAll:    opts.TrackManagedFields,
 	}
 	if s.clock == nil {

@@ -21,7 +21,31 @@ import (
 // to events. It returns the object as the caller should see it: the marked
 // object when finalizers keep it, else its last state.
 func (s *Store) deleteObject(ref objRef, policy metav1.DeletionPropagation, byGC bool, events []Event) (runtime.Object, []Event) {
+	return s.deleteObjectGrace(ref, policy, nil, byGC, events)
+}
+
+// deleteObjectGrace is deleteObject for a delete asking grace seconds
+// (nil: none asked), which matters to kinds deleted gracefully (pods):
+// they are marked first (a MODIFIED event) and go at once (a DELETED
+// event) only when the period is 0 and no finalizer holds them, as
+// kube-apiserver's updateForGracefulDeletionAndFinalizers does.
+func (s *Store) deleteObjectGrace(ref objRef, policy metav1.DeletionPropagation, grace *int64, byGC bool, events []Event) (runtime.Object, []Event) {
 	cur, _ := s.load(ref.res, ref.key)
+	if ref.res.rules.gracePeriod != nil {
+		o, marked := s.markedGracefully(ref.res, cur, policy, grace)
+		if !marked {
+			return cur, events
+		}
+		ev := s.commit(ref.res, ref.key, o, cur, "delete", "", byGC)
+		events = append(events, ev)
+		om := mustAccessor(o)
+		if g := om.GetDeletionGracePeriodSeconds(); len(om.GetFinalizers()) == 0 && g != nil && *g == 0 {
+			gone := s.commit(ref.res, ref.key, nil, nil, "delete", "", byGC)
+			events = append(events, gone)
+			return gone.Object, s.afterRemoval(gone, events)
+		}
+		return o, s.processTerminating(ref, events)
+	}
 	m := mustAccessor(cur)
 	if m.GetDeletionTimestamp() != nil {
 		return cur, events

@@ -102,8 +102,11 @@ func TestBackgroundDeletionCollectsDependentsRecursively(t *testing.T) {
 	want := []eventSummary{
 		{watch.Deleted, "o", 6, false},
 		{watch.Deleted, "c1", 7, true},
-		{watch.Deleted, "g", 8, true},
-		{watch.Deleted, "c2", 9, true},
+		// g is a Pod: deleted gracefully, marked first, then gone at once
+		// (on no node), as case pod-delete-unscheduled recorded.
+		{watch.Modified, "g", 8, true},
+		{watch.Deleted, "g", 9, true},
+		{watch.Deleted, "c2", 10, true},
 	}
 	if diff := cmp.Diff(want, summarize(t, evs)); diff != "" {
 		t.Errorf("background deletion events (-want +got):\n%s", diff)
@@ -124,10 +127,11 @@ func TestForegroundDeletionRemovesDependentsBeforeTheOwner(t *testing.T) {
 	want := []eventSummary{
 		{watch.Modified, "o", 6, false}, // deletionTimestamp + foregroundDeletion
 		{watch.Modified, "c1", 7, true}, // c1 has a dependent: foreground too
-		{watch.Deleted, "g", 8, true},
-		{watch.Deleted, "c1", 9, true},
-		{watch.Deleted, "c2", 10, true},
-		{watch.Deleted, "o", 11, true},
+		{watch.Modified, "g", 8, true},  // a Pod: marked, then gone
+		{watch.Deleted, "g", 9, true},
+		{watch.Deleted, "c1", 10, true},
+		{watch.Deleted, "c2", 11, true},
+		{watch.Deleted, "o", 12, true},
 	}
 	if diff := cmp.Diff(want, summarize(t, evs)); diff != "" {
 		t.Errorf("foreground deletion events (-want +got):\n%s", diff)

@@ -1,6 +1,7 @@
 package store
 
 import (
+	appsv1 "k8s.io/api/apps/v1"
 	"strings"
 	"testing"
 
@@ -17,25 +18,39 @@ import (
 
 func TestPatchTypesApplyAsTheAPIServerDoes(t *testing.T) {
 	s, _ := newTestStore(t, 0)
-	mustCreate(t, s, podsGVR, "ns", pod("", "p"))
-	// Strategic merge patch merges containers by name.
-	out, _, err := s.Patch(podsGVR, "ns", "p", types.StrategicMergePatchType,
-		[]byte(`{"spec":{"containers":[{"name":"side","image":"envoy"}]}}`), metav1.PatchOptions{}, "")
+	// Strategic merge patch merges containers by name (a DaemonSet's
+	// template: a Pod's container list is immutable).
+	dsGVR := appsv1.SchemeGroupVersion.WithResource("daemonsets")
+	mustCreate(t, s, dsGVR, "ns", &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "d"},
+		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}, Template: dsTemplate()}})
+	out, _, err := s.Patch(dsGVR, "ns", "d", types.StrategicMergePatchType,
+		[]byte(`{"spec":{"template":{"spec":{"containers":[{"name":"side","image":"envoy"}]}}}}`), metav1.PatchOptions{}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var images []string
-	for _, c := range out.(*corev1.Pod).Spec.Containers {
+	for _, c := range out.(*appsv1.DaemonSet).Spec.Template.Spec.Containers {
 		images = append(images, c.Name+"="+c.Image)
 	}
-	if diff := cmp.Diff([]string{"side=envoy", "c=busybox"}, images); diff != "" {
+	if diff := cmp.Diff([]string{"side=envoy", "c=i"}, images); diff != "" {
 		t.Errorf("strategic merge of containers (-want +got):\n%s", diff)
 	}
 	// A JSON merge patch replaces the list.
-	out, _, err = s.Patch(podsGVR, "ns", "p", types.MergePatchType,
-		[]byte(`{"spec":{"containers":[{"name":"only","image":"x"}]}}`), metav1.PatchOptions{}, "")
-	if err != nil || len(out.(*corev1.Pod).Spec.Containers) != 1 {
+	out, _, err = s.Patch(dsGVR, "ns", "d", types.MergePatchType,
+		[]byte(`{"spec":{"template":{"spec":{"containers":[{"name":"only","image":"x"}]}}}}`), metav1.PatchOptions{}, "")
+	if err != nil || len(out.(*appsv1.DaemonSet).Spec.Template.Spec.Containers) != 1 {
 		t.Errorf("merge patch: %v, containers %v; want the list replaced", err, out)
+	}
+	// A Pod's containers are not a list a patch may change (case
+	// pod-update-spec): 422 Forbidden on spec; an image may change.
+	mustCreate(t, s, podsGVR, "ns", pod("", "p"))
+	_, _, err = s.Patch(podsGVR, "ns", "p", types.StrategicMergePatchType,
+		[]byte(`{"spec":{"containers":[{"name":"side","image":"envoy"}]}}`), metav1.PatchOptions{}, "")
+	assertStatus(t, err, 422, metav1.StatusReasonInvalid)
+	out, _, err = s.Patch(podsGVR, "ns", "p", types.StrategicMergePatchType,
+		[]byte(`{"spec":{"containers":[{"name":"c","image":"busybox:2"}]}}`), metav1.PatchOptions{}, "")
+	if err != nil || out.(*corev1.Pod).Spec.Containers[0].Image != "busybox:2" || out.(*corev1.Pod).Generation != 2 {
+		t.Errorf("image patch: %v, %v; want image busybox:2 at generation 2", err, out)
 	}
 	// A JSON patch.
 	out, _, err = s.Patch(podsGVR, "ns", "p", types.JSONPatchType,
@@ -189,6 +204,7 @@ func TestResourcesComeFromTheSchemeAndCRDsRegister(t *testing.T) {
 		"apps/v1, Resource=replicasets ReplicaSet ReplicaSetList",
 		"apps/v1, Resource=statefulsets StatefulSet StatefulSetList",
 		"batch/v1, Resource=jobs Job JobList",
+		"coordination.k8s.io/v1, Resource=leases Lease LeaseList",
 		"events.k8s.io/v1, Resource=events Event EventList",
 		"lab.example.com/v1, Resource=widgets Widget WidgetList",
 	}

@@ -54,6 +54,17 @@ type kindRules struct {
 	// statusKeepsOwnerRefs is true when a status update may not change
 	// ownerReferences (pods: "old kubelets corrupt them").
 	statusKeepsOwnerRefs bool
+	// createOnUpdate is the strategy's AllowCreateOnUpdate: an update of
+	// a missing object creates it (leases, events).
+	createOnUpdate bool
+	// admit is the create admission of kube-apiserver's default plugins
+	// that change the kind (pods), after defaulting; an error refuses the
+	// create.
+	admit func(s *Store, obj runtime.Object) error
+	// gracePeriod, when set, makes the kind's deletes graceful (the
+	// strategy's CheckGracefulDelete): it returns the grace period of a
+	// delete asking grace (nil: none asked) of obj.
+	gracePeriod func(obj runtime.Object, grace *int64) int64
 }
 
 // builtin describes one built-in resource served from the scheme.
@@ -159,7 +170,7 @@ var builtins = []builtin{
 			return errs
 		},
 	}},
-	{gvk: corev1.SchemeGroupVersion.WithKind("Pod"), namespaced: true, hasStatus: true, rules: kindRules{
+	{gvk: corev1.SchemeGroupVersion.WithKind("Pod"), namespaced: true, hasStatus: true, returnDeleted: true, rules: kindRules{
 		nameFn:               apivalidation.NameIsDNSSubdomain,
 		generation:           true,
 		statusKeepsOwnerRefs: true,
@@ -174,9 +185,11 @@ var builtins = []builtin{
 			set["status.podIP"] = p.Status.PodIP
 			set["status.nominatedNodeName"] = p.Status.NominatedNodeName
 		},
-		prepareCreate: func(obj runtime.Object) {
-			obj.(*corev1.Pod).Status = corev1.PodStatus{Phase: corev1.PodPending}
-		},
+		defaults:       defaultPod,
+		admit:          (*Store).admitPod,
+		prepareCreate:  preparePodCreate,
+		validateUpdate: validatePodUpdate,
+		gracePeriod:    podGracePeriod,
 		validate: func(obj runtime.Object) field.ErrorList {
 			p := obj.(*corev1.Pod)
 			var errs field.ErrorList
@@ -184,23 +197,50 @@ var builtins = []builtin{
 			if len(p.Spec.Containers) == 0 {
 				errs = append(errs, field.Required(path, ""))
 			}
+			names := map[string]bool{}
+			for _, c := range p.Spec.InitContainers {
+				names[c.Name] = true
+			}
 			for i, c := range p.Spec.Containers {
-				if c.Name == "" {
+				switch {
+				case c.Name == "":
 					errs = append(errs, field.Required(path.Index(i).Child("name"), ""))
-				} else {
+				case names[c.Name]:
+					errs = append(errs, field.Duplicate(path.Index(i).Child("name"), c.Name))
+				default:
 					for _, msg := range validation.IsDNS1123Label(c.Name) {
 						errs = append(errs, field.Invalid(path.Index(i).Child("name"), c.Name, msg))
 					}
 				}
+				names[c.Name] = true
 				if c.Image == "" {
 					errs = append(errs, field.Required(path.Index(i).Child("image"), ""))
 				}
+				switch c.ImagePullPolicy {
+				case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
+				default:
+					errs = append(errs, field.NotSupported(path.Index(i).Child("imagePullPolicy"), c.ImagePullPolicy,
+						[]corev1.PullPolicy{corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever}))
+				}
+			}
+			switch p.Spec.RestartPolicy {
+			case corev1.RestartPolicyAlways, corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever:
+			default:
+				errs = append(errs, field.NotSupported(field.NewPath("spec", "restartPolicy"), p.Spec.RestartPolicy,
+					[]corev1.RestartPolicy{corev1.RestartPolicyAlways, corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever}))
+			}
+			switch p.Spec.DNSPolicy {
+			case corev1.DNSClusterFirstWithHostNet, corev1.DNSClusterFirst, corev1.DNSDefault, corev1.DNSNone:
+			default:
+				errs = append(errs, field.NotSupported(field.NewPath("spec", "dnsPolicy"), p.Spec.DNSPolicy,
+					[]corev1.DNSPolicy{corev1.DNSClusterFirst, corev1.DNSClusterFirstWithHostNet, corev1.DNSDefault, corev1.DNSNone}))
 			}
 			return errs
 		},
 	}},
 	{gvk: corev1.SchemeGroupVersion.WithKind("Event"), namespaced: true, rules: kindRules{
-		nameFn: apivalidation.NameIsDNSSubdomain,
+		nameFn:         apivalidation.NameIsDNSSubdomain,
+		createOnUpdate: true,
 		fields: func(obj runtime.Object, set fields.Set) {
 			e := obj.(*corev1.Event)
 			set["involvedObject.kind"] = e.InvolvedObject.Kind

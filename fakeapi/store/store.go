@@ -93,6 +93,11 @@ type Options struct {
 	// plans use namespaces without creating them. A terminating namespace
 	// refuses creates (403) either way.
 	NamespaceLifecycle bool
+	// DefaultServiceAccounts creates the ServiceAccount "default" in every
+	// namespace created, in the same write as kube-controller-manager's
+	// serviceaccount controller makes it soon after. Off by default: the
+	// lab's plans count their writes.
+	DefaultServiceAccounts bool
 	// TrackManagedFields records metadata.managedFields on every write
 	// (each create, update and patch as an Update by its fieldManager), as
 	// kube-apiserver does, so a server-side apply conflicts with the

@@ -198,6 +198,11 @@ func (s *Store) create(r *resState, ns string, obj runtime.Object, opts metav1.C
 	if r.rules.defaults != nil {
 		r.rules.defaults(o)
 	}
+	if r.rules.admit != nil {
+		if err := r.rules.admit(s, o); err != nil {
+			return nil, nil, err
+		}
+	}
 	if r.rules.prepareCreate != nil {
 		r.rules.prepareCreate(o)
 	}
@@ -226,6 +231,9 @@ func (s *Store) create(r *resState, ns string, obj runtime.Object, opts metav1.C
 	}
 	ev := s.commit(r, key, o, nil, "create", "", false)
 	events := []Event{ev}
+	if s.defaultSAs && isNamespaces(r) {
+		events = s.createDefaultServiceAccount(m.GetName(), events)
+	}
 	// The garbage collector deletes a new object whose owners are all gone.
 	if len(m.GetOwnerReferences()) > 0 {
 		events = s.collectIfOrphaned(objRef{r, key}, events)
@@ -277,9 +285,17 @@ func (s *Store) Update(gvr schema.GroupVersionResource, ns string, obj runtime.O
 	if err := ensureNamespace(r, requestNamespace(r, ns), m); err != nil {
 		return nil, nil, err
 	}
+	key := objectKey(m.GetNamespace(), m.GetName())
+	if _, exists := r.objects[key]; !exists && r.rules.createOnUpdate && subresource == "" {
+		// AllowCreateOnUpdate: the object's system fields are wiped (a
+		// resourceVersion asked for is ignored) and it is created.
+		m.SetResourceVersion("")
+		m.SetUID("")
+		return s.create(r, ns, o, metav1.CreateOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager, FieldValidation: opts.FieldValidation}, nil)
+	}
 	s.manager = opts.FieldManager
 	defer func() { s.manager = "" }()
-	return s.update(r, objectKey(m.GetNamespace(), m.GetName()), o, nil, subresource, "update", len(opts.DryRun) > 0)
+	return s.update(r, key, o, nil, subresource, "update", len(opts.DryRun) > 0)
 }
 
 // checkSubresource answers 404 for subresources the resource lacks.
@@ -403,8 +419,9 @@ func (s *Store) updateManaged(r *resState, key string, o, old runtime.Object, su
 	if dryRun {
 		return o, nil, nil
 	}
-	if m.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) == 0 {
-		// Store.Update: errEmptiedFinalizers, then deleteWithoutFinalizers:
+	if g := oldM.GetDeletionGracePeriodSeconds(); m.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) == 0 && (g == nil || *g == 0) {
+		// Store.Update: ShouldDeleteDuringUpdate (a graceful deletion
+		// still running is not ended by an update), errEmptiedFinalizers, then deleteWithoutFinalizers:
 		// the object goes with its last stored state (the DELETED event's),
 		// and the caller is answered the state it asked for, at the
 		// resourceVersion it updated (what kube-apiserver answers).
@@ -543,6 +560,12 @@ func (s *Store) Delete(gvr schema.GroupVersionResource, ns, name string, opts me
 	}
 	if len(opts.DryRun) > 0 {
 		// What the delete would answer, writing nothing.
+		if r.rules.gracePeriod != nil {
+			if o, marked := s.markedGracefully(r, cur, policy, opts.GracePeriodSeconds); marked {
+				return o, nil, nil
+			}
+			return cur, nil, nil
+		}
 		if mustAccessor(cur).GetDeletionTimestamp() == nil {
 			if o, marked := s.markedForDeletion(cur, policy); marked {
 				return o, nil, nil
@@ -550,7 +573,7 @@ func (s *Store) Delete(gvr schema.GroupVersionResource, ns, name string, opts me
 		}
 		return cur, nil, nil
 	}
-	out, events := s.deleteObject(objRef{r, key}, policy, false, nil)
+	out, events := s.deleteObjectGrace(objRef{r, key}, policy, opts.GracePeriodSeconds, false, nil)
 	return out.DeepCopyObject(), events, nil
 }
 
