@@ -84,6 +84,33 @@ func TestHandlerSyncedBeforeTheHandlerSawEveryInitialObjectIsAFalsePositive(t *t
 	wantPositions(t, v, flip.Pos, bWrite)
 }
 
+func TestLastSyncRVSetBeforeTheHandlerSawEveryInitialObjectIsAFalsePositive(t *testing.T) {
+	// EDGE 6: LastSyncResourceVersion is set once the list is queued; the
+	// slow handler has seen only a. Judged by the handler, as
+	// handler-synced is; once b reached the handler the same flip is sound.
+	b, a, _ := twoConfigMaps(0)
+	b.At(2 * sec)
+	b.HandleInitial(ctrl, "cm", a)
+	flip := b.Signal(ctrl, invariants.SignalLastSyncRV, true, "configmaps", "cm")
+	tr := b.Trace("quiet")
+	rep := report(t, tr, invariants.SignalLastSyncRV)
+	if rep.Flips != 1 || rep.FalsePositives != 1 || rep.Positions[0] != flip.Pos {
+		t.Fatalf("lastsync-rv report = %+v, want one false positive at %d", rep, flip.Pos)
+	}
+	wantStatus(t, verdict(t, tr, invariants.SignalLastSyncRV), invariants.Fail)
+
+	b2, a2, b2Obj := twoConfigMaps(0)
+	b2.At(2 * sec)
+	b2.HandleInitial(ctrl, "cm", a2)
+	b2.HandleInitial(ctrl, "cm", b2Obj)
+	b2.At(2500 * ms)
+	b2.Signal(ctrl, invariants.SignalLastSyncRV, true, "configmaps", "cm")
+	rep = report(t, b2.Trace("quiet"), invariants.SignalLastSyncRV)
+	if rep.Flips != 1 || rep.FalsePositives != 0 {
+		t.Fatalf("lastsync-rv report = %+v, want one sound flip once both reached the handler", rep)
+	}
+}
+
 func TestInformerSyncedFromAStaleReplicaListIsAFalsePositive(t *testing.T) {
 	// EDGE 12: the list at RV "0" came from a replica one revision behind,
 	// so b (written before the list started) is not in the store.

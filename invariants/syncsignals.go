@@ -17,17 +17,22 @@ const (
 	SignalQuiescence = "quiescence-synced"
 	SignalRV         = "rv-synced"
 	SignalDesired    = "desired"
+	// SignalLastSyncRV is "the informer's LastSyncResourceVersion() is
+	// not empty" used as a sync signal (EDGE-CASES 6), judged, as
+	// handler-synced is, by what the handler has seen.
+	SignalLastSyncRV = "lastsync-rv"
 )
 
 // SignalNames lists the sync definitions SyncSoundness judges, in table order.
 func SignalNames() []string {
-	return []string{SignalInformer, SignalHandler, SignalFIFO, SignalQuiescence, SignalRV, SignalDesired}
+	return []string{SignalInformer, SignalHandler, SignalFIFO, SignalLastSyncRV, SignalQuiescence, SignalRV, SignalDesired}
 }
 
 // initialListSignal reports whether a signal promises only the initial list
-// (informer, handler and FIFO HasSynced), rather than "caught up now".
+// (informer, handler and FIFO HasSynced, a LastSyncResourceVersion that is
+// set), rather than "caught up now".
 func initialListSignal(s string) bool {
-	return s == SignalInformer || s == SignalHandler || s == SignalFIFO
+	return s == SignalInformer || s == SignalHandler || s == SignalFIFO || s == SignalLastSyncRV
 }
 
 const contractSyncInitial = `client-go v0.37.2 tools/cache: SharedInformer.HasSynced ` +
@@ -35,12 +40,14 @@ const contractSyncInitial = `client-go v0.37.2 tools/cache: SharedInformer.HasSy
 	`full LIST of the authoritative state"; ResourceEventHandlerRegistration.HasSynced ` +
 	`"reports if both the parent informer has synced and all pre-sync events have been ` +
 	`delivered" to the handler (k/k#113763, EDGE 1); the legacy DeltaFIFO's ` +
-	`HasSyncedChecker closes once the initial items are popped (EDGE 3).
+	`HasSyncedChecker closes once the initial items are popped (EDGE 3); a controller ` +
+	`that waits for informer.LastSyncResourceVersion() != "" takes it for the same ` +
+	`promise, which it never made (EDGE 6).
 Checked at every flip to true (per process incarnation): every object live on the ` +
 	`server when the incarnation's initial list (RecList or RecWatchOpen) of the ` +
 	`signal's resource started must already have reached, at that RV or later, the ` +
 	`store (informer-synced: a delivered watch event or a list at that RV or later) or ` +
-	`the handler (handler-synced, fifo-synced: a handler call), unless the server ` +
+	`the handler (handler-synced, fifo-synced, lastsync-rv: a handler call), unless the server ` +
 	`removed it before the flip. A flip that misses one is a false positive. Latency is ` +
 	`the time from the moment the last required object arrived to the flip.`
 
@@ -336,7 +343,7 @@ func (ix *syncIndex) scope(f flip) (map[string]bool, string, bool) {
 	if r.Resource != "" {
 		return map[string]bool{normResource(r.Resource): true}, r.Namespace, true
 	}
-	if (f.signal == SignalHandler || f.signal == SignalFIFO) && r.Handler != "" {
+	if (f.signal == SignalHandler || f.signal == SignalFIFO || f.signal == SignalLastSyncRV) && r.Handler != "" {
 		if res := ix.handles[r.Actor+"/"+r.Handler]; len(res) > 0 {
 			return res, r.Namespace, true
 		}
@@ -451,7 +458,7 @@ func (ix *syncIndex) judge(f flip) (*requirement, time.Duration, bool) {
 // speaks for, between the incarnation's start and the flip.
 func (ix *syncIndex) arrived(f flip, q requirement, start, flipPos int) (time.Duration, bool) {
 	actor := f.rec.Actor
-	handlerOnly := f.signal == SignalHandler || f.signal == SignalFIFO
+	handlerOnly := f.signal == SignalHandler || f.signal == SignalFIFO || f.signal == SignalLastSyncRV
 	storeOnly := f.signal == SignalInformer
 	for _, a := range ix.byUID[actor][q.uid] {
 		if a.pos <= start || a.pos >= flipPos {

@@ -45,7 +45,7 @@ var course = []Part{
 		{Edge: 5, Title: "WatchList without the end bookmark never syncs",
 			Lesson: "Since v0.35 the initial list is a watch stream that ends with a k8s.io/initial-events-end bookmark; the store stays empty until it arrives. Without it the informer never syncs and never falls back to LIST: the bookmark is the sync."},
 		{Edge: 6, Title: "LastSyncResourceVersion is not a sync signal",
-			Lesson: "The reflector's LastSyncResourceVersion moves when an event enters the queue, ahead of the store. Use the store's own resourceVersion (LastStoreSyncResourceVersion, with AtomicFIFO) to know what the cache holds."},
+			Lesson: "The reflector sets LastSyncResourceVersion as soon as a list or event is in the informer's queue, not synchronised with the store (in v0.37.2 the store fills in the same instant, so the lab shows the gap that matters: the handlers, still working through the list). Wait for the handler registration's HasSynced; to know what the cache holds, read the store's own resourceVersion (LastStoreSyncResourceVersion, with AtomicFIFO)."},
 	}},
 	{Letter: "B", Question: "What goes wrong with deletion and recreation?", Stops: []Stop{
 		{Edge: 7, Title: "Tombstones",

@@ -244,7 +244,7 @@ func (h handlerRecorder) call(evType watch.EventType, obj, old any, initial bool
 
 func (h handlerRecorder) signal(name string, v bool, detail string) {
 	r := sim.Record{Kind: sim.RecSignal, Actor: h.actor, Signal: name, Value: v, Resource: mirror.Resource, Detail: detail}
-	if name == SignalHandlerSynced {
+	if name == SignalHandlerSynced || name == SignalLastSyncRV {
 		r.Handler = h.handler
 	}
 	h.rec.Record(r)

@@ -42,7 +42,8 @@
 // sim.CacheSnapshotter with their store, named after the subject.
 // Variants of informer-realfifo (variants.go), each changing one thing for
 // a scenario to contrast: panicking-handler (EDGE-CASES 2), no-watchlist
-// (5), sources-only and skips-same-rv (10, 21), ignores-too-large (14).
+// (5), lastsync-rv (6), sources-only and skips-same-rv (10, 21),
+// ignores-too-large (14).
 //
 // Parameters: workers (1), namespace ("" = all), resync (0: the informer's
 // and the handler's resync period), dropEndBookmark (false: drop the

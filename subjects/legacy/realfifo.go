@@ -35,6 +35,10 @@ const (
 	// controller's last write. Sampled at every handler call and after every
 	// write; false until the store has a resourceVersion.
 	SignalRVSynced = "rv-synced"
+	// SignalLastSyncRV is informer.LastSyncResourceVersion() != "" taken
+	// for a sync signal (the lastsync-rv variant only, EDGE-CASES 6):
+	// sampled every 100 ms and at every handler call.
+	SignalLastSyncRV = "lastsync-rv"
 )
 
 func init() {
@@ -166,6 +170,18 @@ func (s *RealFIFOSubject) Start(ctx context.Context, env sim.Env) error {
 	}
 	go s.informer.RunWithContext(ctx)
 	go s.waitSignal(ctx, SignalInformerSynced, s.informer.HasSyncedChecker())
+	if s.v.lastSyncRV {
+		go s.waitSignal(ctx, SignalHandlerSynced, s.reg.HasSyncedChecker())
+		go func() {
+			if !s.waitLastSyncRV(ctx) {
+				return
+			}
+			s.h.note(fmt.Sprintf("workers start (%d): %s", p.workers, SignalLastSyncRV))
+			s.h.snapshot(s.informer.GetStore(), SignalLastSyncRV)
+			s.workers.Run(ctx, p.workers)
+		}()
+		return nil
+	}
 	go func() {
 		if !s.waitSignal(ctx, SignalHandlerSynced, s.reg.HasSyncedChecker()) {
 			return
@@ -177,9 +193,46 @@ func (s *RealFIFOSubject) Start(ctx context.Context, env sim.Env) error {
 	return nil
 }
 
+// waitLastSyncRV looks at informer.LastSyncResourceVersion() every 100 ms
+// (in the run's turn order) until it is set, as a controller polling it
+// would; false if ctx ended first. The handler samples it too (sampleLastSyncRV).
+func (s *RealFIFOSubject) waitLastSyncRV(ctx context.Context) bool {
+	for {
+		if s.sampleLastSyncRV("polled every 100ms") {
+			return true
+		}
+		if s.env.Sleep != nil {
+			s.env.Sleep(ctx, "poll LastSyncResourceVersion", 100*time.Millisecond)
+		} else {
+			select {
+			case <-ctx.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+	}
+}
+
+// sampleLastSyncRV records lastsync-rv when it changes and reports whether
+// it is set.
+func (s *RealFIFOSubject) sampleLastSyncRV(when string) bool {
+	var set bool
+	s.h.flipFunc(SignalLastSyncRV, func() (bool, string) {
+		rv := s.informer.LastSyncResourceVersion()
+		set = rv != ""
+		return set, fmt.Sprintf("%s: LastSyncResourceVersion() = %q", when, rv)
+	})
+	return set
+}
+
 func (s *RealFIFOSubject) handle(t watch.EventType, obj, old any, initial bool, detail string) {
 	s.h.flip(SignalInformerSynced, cache.IsDone(s.informer.HasSyncedChecker()), "sampled in the handler")
 	s.sampleRV("sampled in the handler")
+	if s.v.lastSyncRV {
+		s.sampleLastSyncRV("sampled in the handler")
+	}
 	ns, name := s.h.call(t, obj, old, initial, detail)
 	if s.handlerDelay > 0 {
 		if s.env.Sleep != nil {

@@ -55,6 +55,12 @@ const (
 	// at the same resourceVersion, for as long as the replica lags
 	// (EDGE-CASES 14, k/k#91073).
 	IgnoresTooLargeName = RealFIFOName + "/ignores-too-large"
+	// LastSyncRVName takes informer.LastSyncResourceVersion() != "" for
+	// its sync signal (SignalLastSyncRV, EDGE-CASES 6): it starts its
+	// workers when a look (every 100 ms, and at every handler call) finds
+	// it set. The reflector sets it as soon as the list is in the
+	// informer's queue, before the handlers have seen it.
+	LastSyncRVName = RealFIFOName + "/lastsync-rv"
 )
 
 // variant is what a RealFIFO variant changes; the zero value (with name
@@ -67,6 +73,7 @@ type variant struct {
 	sourcesOnly   bool
 	skipSameRV    bool
 	hideTooLarge  bool
+	lastSyncRV    bool
 }
 
 func init() {
@@ -100,6 +107,9 @@ func init() {
 		{variant{name: IgnoresTooLargeName, hideTooLarge: true},
 			"informer-realfifo whose ListerWatcher hides the cause of a 504 \"Too large resource version\": its reflector retries at the same resourceVersion while the replica lags",
 			"k/k#91073: reflectors looped on \"Too large resource version\" (fixed by PRs #92537, #94316)"},
+		{variant{name: LastSyncRVName, lastSyncRV: true},
+			"informer-realfifo that starts its workers once informer.LastSyncResourceVersion() is set, before its handler has seen the list",
+			"client-go v0.37.2 reflector.go: LastSyncResourceVersion is set once the list is queued, not synchronised with the store"},
 	} {
 		sim.RegisterSubject(sim.SubjectInfo{
 			Name: v.v.name, Summary: v.summary, Mutant: true, Source: v.source,
