@@ -42,15 +42,30 @@ func CoursePage(prog string) ([]reports.CoursePart, error) {
 				for _, subj := range s.Subjects() {
 					plan := s.PlanFor(subj)
 					run := reports.CourseRun{Subject: subj, Href: RunID(&plan) + "/report.html", Expect: "holds"}
-					var fails []string
+					var fails, unsound []string
 					for _, e := range s.Expect {
-						if e.Subject == subj && e.Status == invariants.Fail {
+						if e.Subject != subj || e.Status != invariants.Fail {
+							continue
+						}
+						// A sync-soundness verdict is a measurement: say
+						// so, never "fails".
+						if invariants.IsMeasurement(e.Invariant) {
+							unsound = append(unsound, strings.TrimPrefix(e.Invariant, invariants.NameSyncSoundnessPrefix))
+						} else {
 							fails = append(fails, e.Invariant)
 						}
 					}
+					var expect []string
 					if len(fails) > 0 {
-						// The report's first-failure card: where it goes wrong.
-						run.Expect, run.Fails, run.Href = "fails: "+strings.Join(fails, ", "), true, run.Href+"#failure"
+						expect = append(expect, "fails: "+strings.Join(fails, ", "))
+					}
+					if len(unsound) > 0 {
+						expect = append(expect, "measured unsound: "+strings.Join(unsound, ", "))
+					}
+					if len(expect) > 0 {
+						// The report's first-failure card: where it goes
+						// wrong (or the first unsound sync claim).
+						run.Expect, run.Fails, run.Href = strings.Join(expect, "; "), true, run.Href+"#failure"
 					}
 					sc.Runs = append(sc.Runs, run)
 				}
