@@ -224,7 +224,11 @@ func TestResourcesComeFromTheSchemeAndCRDsRegister(t *testing.T) {
 	_, _, err := s.Create(schema.GroupVersionResource{Group: "events.k8s.io", Version: "v1", Resource: "events"}, "ns",
 		&eventsv1.Event{ObjectMeta: metav1.ObjectMeta{Name: "e"}}, metav1.CreateOptions{})
 	assertStatus(t, err, 422, metav1.StatusReasonInvalid)
-	mustCreate(t, s, eventsGVR, "ns", &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "e"}, Reason: "Started"})
+	// A core Event about an object of another namespace is refused (case
+	// event-validation); about one of its own, it is stored.
+	_, _, err = s.Create(eventsGVR, "ns", &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "e"}, Reason: "Started"}, metav1.CreateOptions{})
+	assertStatus(t, err, 422, metav1.StatusReasonInvalid)
+	mustCreate(t, s, eventsGVR, "ns", &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "e"}, Reason: "Started", InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "ns", Name: "p"}})
 	list, _, err := s.List(eventsGVR, "ns", metav1.ListOptions{FieldSelector: "reason=Started"}, 0)
 	if err != nil || len(names(t, list)) != 1 {
 		t.Errorf("core events by reason: %v", err)

@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -255,6 +256,8 @@ var builtins = []builtin{
 			set["source"] = e.Source.Component
 			set["type"] = e.Type
 		},
+		validate:       func(obj runtime.Object) field.ErrorList { return validateCoreEvent(obj.(*corev1.Event)) },
+		validateUpdate: func(obj, _ runtime.Object) field.ErrorList { return validateCoreEvent(obj.(*corev1.Event)) },
 	}},
 	{gvk: eventsv1.SchemeGroupVersion.WithKind("Event"), namespaced: true, rules: kindRules{
 		nameFn: apivalidation.NameIsDNSSubdomain,
@@ -574,4 +577,61 @@ func registryPrefix(gvr schema.GroupVersionResource) string {
 		return "/registry/" + gvr.Resource + "/"
 	}
 	return "/registry/" + gvr.Group + "/" + gvr.Resource + "/"
+}
+
+// Limits of legacyValidateEvent (k8s.io/kubernetes pkg/apis/core/validation).
+const (
+	eventReportingInstanceLimit = 128
+	eventActionLimit            = 128
+	eventReasonLimit            = 128
+	eventNoteLimit              = 1024
+)
+
+// validateCoreEvent is legacyValidateEvent for a core/v1 request, what
+// ValidateEventCreate and ValidateEventUpdate check of core/v1 Events: an
+// old-style Event (no eventTime) names an involved object in its own
+// namespace (none only in "default"); a new-style one needs its reporting
+// component and instance, action and reason, within their lengths.
+func validateCoreEvent(e *corev1.Event) field.ErrorList {
+	var errs field.ErrorList
+	ns := field.NewPath("involvedObject", "namespace")
+	mismatch := func() {
+		errs = append(errs, field.Invalid(ns, e.InvolvedObject.Namespace, "does not match event.namespace"))
+	}
+	if e.EventTime.IsZero() {
+		switch {
+		case e.InvolvedObject.Namespace == "":
+			if e.Namespace != metav1.NamespaceNone && e.Namespace != metav1.NamespaceDefault {
+				mismatch()
+			}
+		case e.Namespace != e.InvolvedObject.Namespace:
+			mismatch()
+		}
+		return errs
+	}
+	if e.InvolvedObject.Namespace == "" && e.Namespace != metav1.NamespaceDefault && e.Namespace != metav1.NamespaceSystem {
+		mismatch()
+	}
+	component := field.NewPath("reportingComponent")
+	if e.ReportingController == "" {
+		errs = append(errs, field.Required(component, ""))
+	}
+	for _, msg := range validation.IsQualifiedName(e.ReportingController) { // ValidateQualifiedName
+		errs = append(errs, field.Invalid(component, e.ReportingController, msg))
+	}
+	required := func(path, v string, limit int) {
+		switch {
+		case v == "":
+			errs = append(errs, field.Required(field.NewPath(path), ""))
+		case len(v) > limit:
+			errs = append(errs, field.Invalid(field.NewPath(path), "", fmt.Sprintf("can have at most %v characters", limit)))
+		}
+	}
+	required("reportingInstance", e.ReportingInstance, eventReportingInstanceLimit)
+	required("action", e.Action, eventActionLimit)
+	required("reason", e.Reason, eventReasonLimit)
+	if len(e.Message) > eventNoteLimit {
+		errs = append(errs, field.Invalid(field.NewPath("message"), "", fmt.Sprintf("can have at most %v characters", eventNoteLimit)))
+	}
+	return errs
 }
