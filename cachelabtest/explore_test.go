@@ -2,10 +2,14 @@ package cachelabtest_test
 
 import (
 	"fmt"
+	"maps"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	lab "github.com/cachelab/cachelab/cachelabtest"
 	"github.com/cachelab/cachelab/invariants"
@@ -13,33 +17,61 @@ import (
 	"github.com/cachelab/cachelab/sim"
 )
 
-// TestExploreTable prints, per Bellerophon mutant, the first random plan
-// (seeds 1..CACHELAB_EXPLORE) whose canonical schedule passes but whose
-// schedule space within one deviation holds a failing schedule: bugs that
-// only another interleaving at the API boundary shows (make explore-table).
+// smallestFirst returns the random plans of seeds 1..n for subject, the
+// smallest first: by steps plus initial objects, then by seed.
+func smallestFirst(subject string, n int) []sim.Plan {
+	plans := make([]sim.Plan, 0, n)
+	for seed := uint64(1); seed <= uint64(n); seed++ {
+		plans = append(plans, scenarios.Random(seed, subject))
+	}
+	size := func(p sim.Plan) int { return len(p.Steps) + len(p.Objects) }
+	slices.SortStableFunc(plans, func(a, b sim.Plan) int { return size(a) - size(b) })
+	return plans
+}
+
+// TestExploreTable prints, per Bellerophon subject, the smallest random
+// plan (of seeds 1..CACHELAB_EXPLORE, smallest first) whose schedule space
+// within one deviation holds a failing schedule: the schedules covered,
+// how many fail, whether the canonical one does (make explore-table). For
+// the correct controller, whose plans should all pass, it says how many
+// plans and schedules it covered without a failure: a bounded proof, with
+// its bounds.
 func TestExploreTable(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("CACHELAB_EXPLORE"))
 	if n <= 0 {
 		t.Skip("set CACHELAB_EXPLORE=plans (make explore-table)")
 	}
+	const maxSchedules = 150
 	host := lab.TestHost(t)
 	var b strings.Builder
-	fmt.Fprintf(&b, "| subject | plans tried | first plan passing canonically with a failing schedule | its steps | schedules run | failing | failed invariants |\n| --- | --- | --- | --- | --- | --- | --- |\n")
+	fmt.Fprintf(&b, "Random plans of seeds 1..%d per subject, smallest first (steps + initial objects); every schedule within 1 deviation of the canonical order (at most %d per plan), with the partial-order reduction.\n\n", n, maxSchedules)
+	fmt.Fprintf(&b, "| subject | plans explored | smallest plan with a failing schedule | steps, objects | schedules covered (runs, diverged) | failing | canonical schedule | failed invariants | search CPU |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	var total time.Duration
 	for _, s := range sim.Subjects() {
 		if !strings.HasPrefix(s.Name, "bellerophon") {
 			continue
 		}
+		tried, covered, runs, diverged, incomplete := 0, 0, 0, 0, 0
+		var cpu time.Duration
 		found := false
-		tried := 0
-		for seed := uint64(1); seed <= uint64(n) && !found; seed++ {
-			p := scenarios.Random(seed, s.Name)
+		for _, p := range smallestFirst(s.Name, n) {
 			tried++
-			res, err := lab.ExplorePlan(host, &p, lab.ExploreOptions{MaxDeviations: 1, MaxSchedules: 60})
+			res, err := lab.ExplorePlan(host, &p, lab.ExploreOptions{MaxDeviations: 1, MaxSchedules: maxSchedules})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(res.Failing) == 0 || res.Failing[0].N == 1 {
-				continue // nothing fails, or the canonical schedule already fails
+			covered += res.Schedules + res.Equivalent
+			runs += res.Runs
+			diverged += res.Diverged
+			cpu += res.CPU
+			total += res.CPU
+			t.Logf("%s %s (%d steps, %d objects): %d schedules covered, %d runs, %d diverged, %d failing, complete %v",
+				s.Name, p.Name, len(p.Steps), len(p.Objects), res.Schedules+res.Equivalent, res.Runs, res.Diverged, len(res.Failing), res.Complete())
+			if !res.Complete() {
+				incomplete++
+			}
+			if len(res.Failing) == 0 {
+				continue
 			}
 			found = true
 			fails := map[string]bool{}
@@ -48,23 +80,41 @@ func TestExploreTable(t *testing.T) {
 					fails[inv] = true
 				}
 			}
-			var invs []string
-			for inv := range fails {
-				invs = append(invs, inv)
+			invs := slices.Sorted(maps.Keys(fails))
+			canonical := "passes"
+			if res.Failing[0].N == 1 {
+				canonical = "fails"
 			}
-			fmt.Fprintf(&b, "| %s | %d | %s | %d | %d | %d | %s |\n", s.Name, tried, p.Name, len(p.Steps), res.Schedules, len(res.Failing), strings.Join(invs, ", "))
+			fmt.Fprintf(&b, "| %s | %d | %s | %d, %d | %d (%d, %d) | %d | %s | %s | %s |\n", s.Name, tried, p.Name, len(p.Steps), len(p.Objects),
+				res.Schedules+res.Equivalent, res.Runs, res.Diverged, len(res.Failing), canonical, strings.Join(invs, ", "), cpu.Round(100*time.Millisecond))
+			break
 		}
 		if !found {
-			fmt.Fprintf(&b, "| %s | %d | none | | | | |\n", s.Name, tried)
+			bound := "all complete"
+			if incomplete > 0 {
+				bound = fmt.Sprintf("%d not complete", incomplete)
+			}
+			fmt.Fprintf(&b, "| %s | %d | none: all %d schedules pass (%d runs, %d diverged; %s) | | | 0 | | | %s |\n", s.Name, tried, covered, runs, diverged, bound, cpu.Round(100*time.Millisecond))
 		}
 	}
+	fmt.Fprintf(&b, "\nCPU of the explorations: %s.\n", total.Round(time.Second))
 	t.Log("\n" + b.String())
 }
 
+// explorePlans is where the plans the exploration tests use are kept.
+var explorePlans = filepath.Join("..", "sim", "testdata", "explore")
+
 // schedulePlan is a plan under which bellerophon/no-read-your-writes passes
 // with the canonical schedule but fails read-your-writes under others
-// (found by make explore-table).
-func schedulePlan() sim.Plan { return scenarios.Random(2, "bellerophon/no-read-your-writes") }
+// (random-2, found by make explore-table).
+func schedulePlan(t *testing.T) *sim.Plan {
+	t.Helper()
+	p, err := sim.LoadPlanFile(filepath.Join(explorePlans, "no-read-your-writes-random-2.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
 
 // TestExploreFindsABugTheCanonicalScheduleHides: exploring one deviation
 // of the plan (with the partial-order reduction) finds schedules failing
@@ -74,8 +124,8 @@ func TestExploreFindsABugTheCanonicalScheduleHides(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs dozens of schedules")
 	}
-	p := schedulePlan()
-	res, err := lab.ExplorePlan(lab.TestHost(t), &p, lab.ExploreOptions{MaxDeviations: 1, MaxSchedules: 60})
+	p := schedulePlan(t)
+	res, err := lab.ExplorePlan(lab.TestHost(t), p, lab.ExploreOptions{MaxDeviations: 1, MaxSchedules: 60})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,25 +146,51 @@ func TestExploreFindsABugTheCanonicalScheduleHides(t *testing.T) {
 	}
 }
 
-// TestRandomSchedulesBaseline prints how many of CACHELAB_RANDOM_SCHEDULES
-// random schedules of the same plan fail (make explore-table).
-func TestRandomSchedulesBaseline(t *testing.T) {
+// TestExploreVersusRandomSchedules measures, on each plan of
+// sim/testdata/explore (plans whose canonical schedule passes and whose
+// schedules within one deviation hold a failure), how many schedules
+// exploration covers and how many fail, against how many of
+// CACHELAB_RANDOM_SCHEDULES shuffled schedules fail and which one fails
+// first (make explore-table). A measurement: it fails only when a run
+// does.
+func TestExploreVersusRandomSchedules(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("CACHELAB_RANDOM_SCHEDULES"))
 	if n <= 0 {
 		t.Skip("set CACHELAB_RANDOM_SCHEDULES=n (make explore-table)")
 	}
-	p := schedulePlan()
-	failed, first := 0, -1
-	err := sim.ExploreRandom(t, &p, n, func(i int, tr *sim.Trace) {
-		if len(lab.FailedInvariants(invariants.Check(tr))) > 0 {
-			failed++
-			if first < 0 {
-				first = i + 1
-			}
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
+	files, err := filepath.Glob(filepath.Join(explorePlans, "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no plans in %s: %v", explorePlans, err)
 	}
-	t.Logf("%s on %s: %d of %d random schedules failed (first at run %d)", p.Subject, p.Name, failed, n, first)
+	host := lab.TestHost(t)
+	var b strings.Builder
+	fmt.Fprintf(&b, "| plan | subject | exploration (1 deviation): failing / covered | canonical | %d shuffled schedules: failing | first failing shuffle |\n| --- | --- | --- | --- | --- | --- |\n", n)
+	for _, file := range files {
+		p, err := sim.LoadPlanFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := lab.ExplorePlan(host, p, lab.ExploreOptions{MaxDeviations: 1, MaxSchedules: 200})
+		if err != nil {
+			t.Fatal(err)
+		}
+		canonical := "passes"
+		if len(res.Failing) > 0 && res.Failing[0].N == 1 {
+			canonical = "fails"
+		}
+		failed, first := 0, -1
+		err = sim.ExploreRandom(t, p, n, func(i int, tr *sim.Trace) {
+			if len(lab.FailedInvariants(invariants.Check(tr))) > 0 {
+				failed++
+				if first < 0 {
+					first = i + 1
+				}
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d / %d | %s | %d | %d |\n", filepath.Base(file), p.Subject, len(res.Failing), res.Schedules+res.Equivalent, canonical, failed, first)
+	}
+	t.Log("\n" + b.String())
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -489,5 +490,45 @@ func TestReplayOfAStandalonePlanKeepsItsTraceForReport(t *testing.T) {
 	}
 	if code, _, errs := run(t, "report", want, "-o", filepath.Join(dir, "r.html")); code != 0 {
 		t.Errorf("report of the replay's trace exited %d: %s", code, errs)
+	}
+}
+
+// TestExploreReportsCoverageAndSavesEachFailingSchedule: a small plan
+// whose every schedule within one deviation fails read-your-writes; the
+// summary gives the coverage, each failing schedule is saved with its
+// replay command, and the saved plan of a schedule the reduction did not
+// run replays exactly the schedule it predicted, failing the same way.
+func TestExploreReportsCoverageAndSavesEachFailingSchedule(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, errs := run(t, "explore", filepath.Join("testdata", "explore-no-read-your-writes-random-14.json"), "--deviations", "1", "--out", out)
+	if code != ExitUnexpected {
+		t.Fatalf("exit %d, want %d (failing schedules): %s\n%s", code, ExitUnexpected, errs, stdout)
+	}
+	for _, want := range []string{"14 distinct schedules covered", "equivalent to one run", "covered the whole space within the bound", "14 of 14 schedules failed", "replay: cachelab replay "} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	m := regexp.MustCompile(`\(not run: equivalent to schedule \d+\): \[read-your-writes\]\n    replay: cachelab replay (\S+)`).FindStringSubmatch(stdout)
+	if m == nil {
+		t.Fatalf("no failing schedule left unrun by the reduction, with its replay command:\n%s", stdout)
+	}
+	saved, err := sim.LoadPlanFile(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, errs = run(t, "replay", m[1])
+	if code == ExitUsage || !strings.Contains(stdout, "fail    read-your-writes") {
+		t.Fatalf("replaying %s: exit %d, no read-your-writes failure: %s\n%s", m[1], code, errs, stdout)
+	}
+	tr, err := sim.ReadTraceFile(strings.TrimSuffix(m[1], ".json") + ".replay.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := sim.DiffDeliverySchedules(saved.Schedule, tr.Schedule); diff != "" {
+		t.Fatalf("the replay did not release the predicted schedule: %s", diff)
+	}
+	if code, _, errs := run(t, "explore", "delete-recreate-during-gap", "--deviations", "0"); code != ExitUsage || !strings.Contains(errs, "--deviations must be at least 1") {
+		t.Errorf("--deviations 0: exit %d, %q", code, errs)
 	}
 }
