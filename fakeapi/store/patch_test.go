@@ -191,6 +191,7 @@ func TestResourcesComeFromTheSchemeAndCRDsRegister(t *testing.T) {
 	}
 	want := []string{
 		"/v1, Resource=configmaps ConfigMap ConfigMapList",
+		"/v1, Resource=endpoints Endpoints EndpointsList",
 		"/v1, Resource=events Event EventList",
 		"/v1, Resource=namespaces Namespace NamespaceList",
 		"/v1, Resource=nodes Node NodeList",
@@ -203,8 +204,10 @@ func TestResourcesComeFromTheSchemeAndCRDsRegister(t *testing.T) {
 		"apps/v1, Resource=deployments Deployment DeploymentList",
 		"apps/v1, Resource=replicasets ReplicaSet ReplicaSetList",
 		"apps/v1, Resource=statefulsets StatefulSet StatefulSetList",
+		"batch/v1, Resource=cronjobs CronJob CronJobList",
 		"batch/v1, Resource=jobs Job JobList",
 		"coordination.k8s.io/v1, Resource=leases Lease LeaseList",
+		"discovery.k8s.io/v1, Resource=endpointslices EndpointSlice EndpointSliceList",
 		"events.k8s.io/v1, Resource=events Event EventList",
 		"lab.example.com/v1, Resource=widgets Widget WidgetList",
 	}
