@@ -81,21 +81,35 @@ func (c *Client) failLocked(req *RequestInfo, f RequestFault) error {
 	return f.Err
 }
 
+// begin is every request's prologue: a done context, then the hooks'
+// decision (which may wait for the scheduler), then the server's lock. It
+// returns holding the lock (the caller unlocks) when err is nil; a request
+// error a hook drew is answered here, and the lock released.
+func (c *Client) begin(ctx context.Context, req *RequestInfo) (RequestFault, error) {
+	if ctx != nil && ctx.Err() != nil {
+		return RequestFault{}, ctx.Err()
+	}
+	f, err := c.s.before(ctx, *req)
+	if err != nil {
+		return f, err
+	}
+	c.s.mu.Lock()
+	if f.Err != nil {
+		err := c.failLocked(req, f)
+		c.s.mu.Unlock()
+		return f, err
+	}
+	return f, nil
+}
+
 // write runs one mutating request: hooks, store, observations, fan-out.
 func (c *Client) write(ctx context.Context, req RequestInfo, okCode int, apply func(st *store.Store) (runtime.Object, []store.Event, error)) (runtime.Object, error) {
-	if ctx != nil && ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
 	s := c.s
-	f, err := s.before(ctx, req)
+	f, err := c.begin(ctx, &req)
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
 	defer s.mu.Unlock()
-	if f.Err != nil {
-		return nil, c.failLocked(&req, f)
-	}
 	obj, evs, err := apply(s.st)
 	if err != nil {
 		c.answerLocked(&req, err, okCode)
@@ -172,21 +186,13 @@ func (c *Client) Create(ctx context.Context, gvr schema.GroupVersionResource, ns
 
 // Get reads one object.
 func (c *Client) Get(ctx context.Context, gvr schema.GroupVersionResource, ns, name string, opts metav1.GetOptions) (runtime.Object, error) {
-	if ctx != nil && ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
 	req := c.request("get", gvr, "", ns, name)
 	req.ResourceVersion = opts.ResourceVersion
 	s := c.s
-	f, err := s.before(ctx, req)
-	if err != nil {
+	if _, err := c.begin(ctx, &req); err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
 	defer s.mu.Unlock()
-	if f.Err != nil {
-		return nil, c.failLocked(&req, f)
-	}
 	obj, err := s.st.Get(gvr, ns, name, opts)
 	c.answerLocked(&req, err, http.StatusOK)
 	if err != nil {
@@ -197,22 +203,15 @@ func (c *Client) Get(ctx context.Context, gvr schema.GroupVersionResource, ns, n
 
 // List lists objects, honouring every ListOptions field.
 func (c *Client) List(ctx context.Context, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (runtime.Object, error) {
-	if ctx != nil && ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
 	req := c.request("list", gvr, "", ns, "")
 	req.ResourceVersion = opts.ResourceVersion
 	req.ResourceVersionMatch = string(opts.ResourceVersionMatch)
 	s := c.s
-	f, err := s.before(ctx, req)
+	f, err := c.begin(ctx, &req)
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
 	defer s.mu.Unlock()
-	if f.Err != nil {
-		return nil, c.failLocked(&req, f)
-	}
 	obj, info, err := s.st.List(gvr, ns, opts, f.ReplicaLag)
 	if err != nil {
 		c.answerLocked(&req, err, http.StatusOK)
@@ -306,23 +305,16 @@ func (c *Client) watch(ctx context.Context, gvr schema.GroupVersionResource, ns 
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
 	req := c.request("watch", gvr, "", ns, "")
 	req.ResourceVersion = opts.ResourceVersion
 	req.ResourceVersionMatch = string(opts.ResourceVersionMatch)
 	req.SendInitialEvents = opts.SendInitialEvents != nil && *opts.SendInitialEvents
 	s := c.s
-	f, err := s.before(ctx, req)
+	f, err := c.begin(ctx, &req)
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
 	defer s.mu.Unlock()
-	if f.Err != nil {
-		return nil, c.failLocked(&req, f)
-	}
 	if opts.TimeoutSeconds != nil && *opts.TimeoutSeconds < 0 {
 		err := apierrors.NewBadRequest(fmt.Sprintf("timeoutSeconds must not be negative, got %d", *opts.TimeoutSeconds))
 		c.answerLocked(&req, err, http.StatusOK)
