@@ -40,33 +40,10 @@ func Controller(gate bool) cachelabtest.Controller {
 	if !gate {
 		name = NameNoGate
 	}
-	return cachelabtest.Controller{
-		Name: name,
-		Start: func(ctx context.Context, env *cachelabtest.Env) error {
-			jm, err := build(ctx, env, gate)
-			if err != nil {
-				return err
-			}
-			env.Informers.Start(ctx.Done())
-			go jm.Run(ctx, Workers)
-			return nil
-		},
-		Desired: Desired,
-	}
-}
-
-// build makes the controller with the gate set, and records its workqueue.
-func build(ctx context.Context, env *cachelabtest.Env, gate bool) (*jobcontroller.Controller, error) {
-	jm, err := wiring.WithGate(features.StaleControllerConsistencyJob, gate, func() (*jobcontroller.Controller, error) {
-		return jobcontroller.NewController(ctx, env.Kube, env.Informers.Core().V1().Pods(), env.Informers.Batch().V1().Jobs(), nil, nil)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("upstream/job: %w", err)
-	}
-	if err := wiring.RecordQueue(jm, env); err != nil {
-		return nil, fmt.Errorf("upstream/job: %w", err)
-	}
-	return jm, nil
+	return wiring.Controller(name, features.StaleControllerConsistencyJob, gate, Workers,
+		func(ctx context.Context, env *cachelabtest.Env) (*jobcontroller.Controller, error) {
+			return jobcontroller.NewController(ctx, env.Kube, env.Informers.Core().V1().Pods(), env.Informers.Batch().V1().Jobs(), nil, nil)
+		}, Desired)
 }
 
 // Desired holds when every Job that is neither being deleted nor finished

@@ -45,34 +45,11 @@ func Controller(gate bool) cachelabtest.Controller {
 	if !gate {
 		name = NameNoGate
 	}
-	return cachelabtest.Controller{
-		Name: name,
-		Start: func(ctx context.Context, env *cachelabtest.Env) error {
-			rsc, err := build(ctx, env, gate)
-			if err != nil {
-				return err
-			}
-			env.Informers.Start(ctx.Done())
-			go rsc.Run(ctx, Workers)
-			return nil
-		},
-		Desired: Desired,
-	}
-}
-
-// build makes the controller with the gate set, and records its workqueue.
-func build(ctx context.Context, env *cachelabtest.Env, gate bool) (*rscontroller.ReplicaSetController, error) {
-	rsc, err := wiring.WithGate(features.StaleControllerConsistencyReplicaSet, gate, func() (*rscontroller.ReplicaSetController, error) {
-		return rscontroller.NewReplicaSetController(ctx, env.Informers.Apps().V1().ReplicaSets(),
-			env.Informers.Core().V1().Pods(), env.Kube, BurstReplicas), nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("upstream/replicaset: %w", err)
-	}
-	if err := wiring.RecordQueue(rsc, env); err != nil {
-		return nil, fmt.Errorf("upstream/replicaset: %w", err)
-	}
-	return rsc, nil
+	return wiring.Controller(name, features.StaleControllerConsistencyReplicaSet, gate, Workers,
+		func(ctx context.Context, env *cachelabtest.Env) (*rscontroller.ReplicaSetController, error) {
+			return rscontroller.NewReplicaSetController(ctx, env.Informers.Apps().V1().ReplicaSets(),
+				env.Informers.Core().V1().Pods(), env.Kube, BurstReplicas), nil
+		}, Desired)
 }
 
 // Desired holds when every ReplicaSet that is not being deleted controls

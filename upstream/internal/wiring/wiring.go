@@ -5,6 +5,7 @@
 package wiring
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"sync"
@@ -54,4 +55,35 @@ func RecordQueue(controller any, env *cachelabtest.Env) error {
 	p := (*workqueue.TypedRateLimitingInterface[string])(unsafe.Pointer(f.UnsafeAddr()))
 	*p = cachelabtest.RecordQueue(env, *p)
 	return nil
+}
+
+// Runner is a kube-controller-manager controller: Run blocks, running
+// workers, until ctx ends.
+type Runner interface {
+	Run(ctx context.Context, workers int)
+}
+
+// Controller is the lab controller named name of the upstream controller
+// newController makes: built with gate set to on (WithGate), its queue
+// recorded (RecordQueue), then run with workers once the informer factory
+// has started. An error of any step fails the run's start, prefixed with
+// name.
+func Controller[T Runner](name string, gate featuregate.Feature, on bool, workers int,
+	newController func(ctx context.Context, env *cachelabtest.Env) (T, error), desired func(*cachelabtest.State) error) cachelabtest.Controller {
+	return cachelabtest.Controller{
+		Name: name,
+		Start: func(ctx context.Context, env *cachelabtest.Env) error {
+			c, err := WithGate(gate, on, func() (T, error) { return newController(ctx, env) })
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			if err := RecordQueue(c, env); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			env.Informers.Start(ctx.Done())
+			go c.Run(ctx, workers)
+			return nil
+		},
+		Desired: desired,
+	}
 }
