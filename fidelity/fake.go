@@ -21,8 +21,14 @@ var CRDManifest = config.CRDManifest
 // the built-ins and the CRDs (Bellerophon's CRDManifest, GadgetCRDManifest),
 // registered with their openAPIV3Schemas, which the fake's store prunes, defaults and
 // validates with apiextensions-apiserver's code (the path `cachelab serve
-// --crd` takes too).
+// --crd` takes too). It is configured as the recording's real server is,
+// whatever opts say of these: NamespaceLifecycle (an admission plugin on by
+// default), DefaultServiceAccounts (kube-controller-manager's
+// serviceaccount controller) and TrackManagedFields (managedFields on
+// every write) are on, as `cachelab serve` has them; a corpus of one's own
+// then compares with the same server the lab's corpus does.
 func NewFakeServer(opts fakeapi.Options) (*fakeapi.Server, error) {
+	opts.NamespaceLifecycle, opts.DefaultServiceAccounts, opts.TrackManagedFields = true, true, true
 	srv := fakeapi.NewServer(opts)
 	for _, m := range crdManifests {
 		if err := srv.RegisterCRDManifest(m); err != nil {

@@ -30,9 +30,9 @@ func runOnFake(t *testing.T, c Case) ([]Answer, error) {
 		runErr error
 	)
 	synctest.Test(t, func(t *testing.T) {
-		// NamespaceLifecycle and TrackManagedFields on, as `cachelab
-		// serve` runs it.
-		srv, err := NewFakeServer(fakeapi.Options{NamespaceLifecycle: true, DefaultServiceAccounts: true, TrackManagedFields: true})
+		// Configured as the real server and `cachelab serve` are
+		// (NewFakeServer turns on what they always have).
+		srv, err := NewFakeServer(fakeapi.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
