@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/cachelab/cachelab/sim"
@@ -86,6 +87,18 @@ type Env struct {
 	rec *recording
 }
 
+// WorkqueueMetrics is the metrics provider to give the controller's
+// workqueue (workqueue.TypedRateLimitingQueueConfig.MetricsProvider, with a
+// Name): client-go's queue metrics (depth, adds, retries, latencies) then
+// go to the run's trace and report, in virtual time. nil outside a run.
+// The informers of Informers report theirs without it.
+func (e *Env) WorkqueueMetrics() workqueue.MetricsProvider {
+	if e.Sim.Metrics == nil {
+		return nil
+	}
+	return e.Sim.Metrics.Workqueue(e.Name)
+}
+
 // subject adapts a Controller to sim.Subject for one process.
 type subject struct {
 	c   Controller
@@ -121,7 +134,11 @@ func (s *subject) Start(ctx context.Context, senv sim.Env) error {
 	case s.c.Start != nil:
 		env := &Env{Name: senv.Name, Kube: senv.Kube, Dynamic: senv.Dynamic, RESTConfig: senv.RESTConfig,
 			Params: senv.Params, Sim: senv, rec: s.rec}
-		env.Informers = newRecordedFactory(senv.Kube, s.rec)
+		f, err := newRecordedFactory(senv, s.rec)
+		if err != nil {
+			return err
+		}
+		env.Informers = f
 		env.DynamicInformers = newRecordedDynamicFactory(senv.Dynamic, s.rec)
 		return s.guardStart("Start", func() error { return s.c.Start(ctx, env) })
 	case s.c.Setup != nil:

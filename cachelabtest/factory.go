@@ -1,6 +1,7 @@
 package cachelabtest
 
 import (
+	"fmt"
 	"time"
 
 	"context"
@@ -51,8 +52,19 @@ type recordedFactory struct {
 
 var _ informers.SharedInformerFactory = (*recordedFactory)(nil)
 
-func newRecordedFactory(kube kubernetes.Interface, r *recording) *recordedFactory {
-	return &recordedFactory{SharedInformerFactory: informers.NewSharedInformerFactory(kube, 0), r: r}
+// newRecordedFactory returns the factory; with senv.Metrics its informers
+// report client-go's informer metrics to the run (their InformerName,
+// "informers", is routed to the run's collector; see sim/metrics.go).
+func newRecordedFactory(senv sim.Env, r *recording) (*recordedFactory, error) {
+	var opts []informers.SharedInformerOption
+	if senv.Metrics != nil {
+		name, err := senv.Metrics.InformerName(senv.Name, "informers")
+		if err != nil {
+			return nil, fmt.Errorf("cachelabtest: informer metrics: %w", err)
+		}
+		opts = append(opts, informers.WithInformerName(name))
+	}
+	return &recordedFactory{SharedInformerFactory: informers.NewSharedInformerFactoryWithOptions(senv.Kube, 0, opts...), r: r}, nil
 }
 
 // InformerFor returns the factory's informer for obj's type, recorded.
