@@ -16,7 +16,7 @@ run: ## run the built-in scenarios against every subject (virtual time, no clust
 	$(GO) run ./cmd/cachelab run
 
 test: lint ## vet, gofmt check, then every test with the race detector
-	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+	$(GO) test -race -count=1 -timeout 40m $(PKGS)
 
 examples: ## the examples module (examples/): a client-go controller and a controller-runtime reconciler under random plans, and each one's planted bug caught
 	cd examples && $(GO) test -count=1 -timeout 10m ./... -rapid.checks=$${CHECKS:-300} -rapid.shrinktime=5s $${SEED:+-rapid.seed=$$SEED}
