@@ -42,6 +42,13 @@ func FuzzHandler(f *testing.F) {
 		{0, "/api", "", "", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json", ""},
 		{0, "/apis/example.com/v1/foos", "watch=true&timeoutSeconds=1", "", "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1", ""},
 		{0, "/api/v1/namespaces/a/configmaps", "includeObject=Object", "", "application/json;as=Table;v=v1;g=meta.k8s.io", ""},
+		{1, "/api/v1/namespaces/a/pods", "", "application/json", "", `{"metadata":{"name":"q"},"spec":{"nodeName":"n","priorityClassName":"system-node-critical","tolerations":[{"operator":"Exists"}],"containers":[{"name":"c","image":"i","resources":{"limits":{"cpu":"1","memory":"1Gi"}},"volumeMounts":[{"name":"v","mountPath":"/var/run/secrets/kubernetes.io/serviceaccount"}]}]},"status":{"podIPs":[{"ip":"10.0.0.1"}]}}`},
+		{4, "/api/v1/namespaces/a/pods/q", "gracePeriodSeconds=5", "", "", ""},
+		{2, "/apis/coordination.k8s.io/v1/namespaces/a/leases/l", "", "application/json", "", `{"metadata":{"name":"l"},"spec":{"holderIdentity":"x","leaseDurationSeconds":-1,"renewTime":"2026-01-02T03:04:05.000000Z"}}`},
+		{1, "/api/v1/namespaces/a/endpoints", "", "application/json", "", `{"metadata":{"name":"e"},"subsets":[{"addresses":[{"ip":"::1"}],"ports":[{"port":0},{"name":"b","port":70000,"protocol":"XTP"}]}]}`},
+		{1, "/apis/discovery.k8s.io/v1/namespaces/a/endpointslices", "", "application/json", "", `{"metadata":{"name":"s"},"addressType":"FQDN","endpoints":[{"addresses":["not a name"]}],"ports":[{"port":-1}]}`},
+		{1, "/apis/batch/v1/namespaces/a/cronjobs", "", "application/json", "", `{"metadata":{"name":"c"},"spec":{"schedule":"","jobTemplate":{"spec":{"template":{"spec":{"containers":[]}}}}}}`},
+		{2, "/api/v1/namespaces/a/events/e", "", "application/json", "", `{"metadata":{"name":"e"},"involvedObject":{"namespace":"b"},"eventTime":"2026-01-02T03:04:05.000000Z","reportingComponent":"bad name!"}`},
 	} {
 		f.Add(s.method, s.path, s.query, s.ct, s.accept, []byte(s.body))
 	}
