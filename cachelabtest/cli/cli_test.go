@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -316,13 +317,34 @@ func TestWatchdogNamesTheRunsStillGoingAndExits(t *testing.T) {
 	var errb bytes.Buffer
 	exited := make(chan int, 1)
 	env := &Env{Stderr: &errb, Exit: func(code int) { exited <- code }}
-	stop := watchdog(env, 10*time.Millisecond, func() []string { return []string{"a/bellerophon"} })
+	started := time.Now()
+	stop := watchdog(env, 10*time.Millisecond, func() map[string]time.Time { return map[string]time.Time{"a/bellerophon": started} })
 	defer stop()
 	if code := <-exited; code != ExitUnexpected {
 		t.Errorf("exit code %d, want %d", code, ExitUnexpected)
 	}
-	if !strings.Contains(errb.String(), "still running after 10ms (--timeout): a/bellerophon") {
+	if !strings.Contains(errb.String(), "a run took longer than 10ms (--timeout): a/bellerophon") {
 		t.Errorf("stderr = %q", errb.String())
+	}
+}
+
+// The limit is per run: a campaign of 10,000 short runs on a busy machine
+// takes longer than --timeout and is not stopped (it was, at 6,993 runs
+// after 10 minutes, when the limit was the whole batch's).
+func TestWatchdogLimitsEachRunNotTheBatch(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	running := map[string]time.Time{
+		"random-1/bellerophon": now.Add(-11 * time.Minute),
+		"random-2/bellerophon": now.Add(-9 * time.Minute),
+		"random-3/bellerophon": now.Add(-10*time.Minute - time.Nanosecond),
+	}
+	got := overdue(now, running, 10*time.Minute)
+	want := []string{"random-1/bellerophon", "random-3/bellerophon"}
+	if !slices.Equal(got, want) {
+		t.Errorf("overdue = %q, want %q", got, want)
+	}
+	if got := overdue(now, map[string]time.Time{"random-2/bellerophon": now.Add(-time.Minute)}, 10*time.Minute); len(got) != 0 {
+		t.Errorf("a run of 1 minute is overdue under a 10 minute limit: %q", got)
 	}
 }
 

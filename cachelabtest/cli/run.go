@@ -42,7 +42,7 @@ func runFlags() (*flag.FlagSet, *runOptions) {
 	fs.Uint64Var(&o.seed, "seed", 1, "with --random, the first plan's generator seed: the plans random-SEED ... random-SEED+N-1 are drawn from seeds SEED, SEED+1... (the same seed gives the same plan; each plan has its own fault seed)")
 	fs.IntVar(&o.parallel, "parallel", runtime.GOMAXPROCS(0), "runs at a time")
 	fs.StringVar(&o.shard, "shard", "", "run only shard i/n of the campaign (i counted from 0: 0/4 ... 3/4), a deterministic round-robin part of its runs; default from JOB_COMPLETION_INDEX and CACHELAB_SHARDS (a Kubernetes Indexed Job); `cachelab merge` joins the shards' folders")
-	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "wall-clock limit for the whole batch: a run that never ends (a livelock in virtual time) is named and the command exits")
+	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "wall-clock limit for each run: a run that goes on longer (a livelock in virtual time never ends) is named and the command exits (0: no limit)")
 	return fs, o
 }
 
@@ -200,7 +200,7 @@ func runJobs(env *Env, jobs []lab.Job, o *runOptions, title string, shard lab.Sh
 	start := time.Now()
 	prog := lab.StartProgress(env.Stderr, len(jobs), env.TTY)
 	var mu sync.Mutex
-	running := map[string]bool{}
+	running := map[string]time.Time{}
 	// Lines are printed in job order, each as soon as every run before it
 	// has finished, so the output reads the same on every run.
 	index := map[string]int{}
@@ -212,10 +212,10 @@ func runJobs(env *Env, jobs []lab.Job, o *runOptions, title string, shard lab.Sh
 	}
 	finished := make([]*lab.Result, len(jobs))
 	next := 0
-	stopWatchdog := watchdog(env, o.timeout, func() []string {
+	stopWatchdog := watchdog(env, o.timeout, func() map[string]time.Time {
 		mu.Lock()
 		defer mu.Unlock()
-		return slices.Sorted(maps.Keys(running))
+		return maps.Clone(running)
 	})
 	defer stopWatchdog()
 	opt := lab.Options{
@@ -228,7 +228,7 @@ func runJobs(env *Env, jobs []lab.Job, o *runOptions, title string, shard lab.Sh
 		DropTraces: true,
 		OnStart: func(j lab.Job) {
 			mu.Lock()
-			running[j.ID] = true
+			running[j.ID] = time.Now()
 			mu.Unlock()
 		},
 		OnDone: func(r *lab.Result) {
@@ -302,28 +302,53 @@ func runJobs(env *Env, jobs []lab.Job, o *runOptions, title string, shard lab.Sh
 	return ExitOK
 }
 
-// watchdog exits the command when the batch runs longer than limit: a run
-// whose goroutines never leave virtual time alone (a livelock: writes and
-// events chasing each other within one instant) never ends, and nothing
-// inside the bubble can stop it. It names the runs still going.
-func watchdog(env *Env, limit time.Duration, running func() []string) (stop func()) {
+// watchdog exits the command when one run has gone on for longer than
+// limit (wall clock): a run whose goroutines never leave virtual time
+// alone (a livelock: writes and events chasing each other within one
+// instant) never ends, and nothing inside the bubble can stop it. It names
+// the runs over the limit. The limit is per run, not the batch's: a
+// campaign of 10,000 runs takes as long as it takes.
+func watchdog(env *Env, limit time.Duration, running func() map[string]time.Time) (stop func()) {
 	if limit <= 0 {
 		return func() {}
 	}
 	done := make(chan struct{})
 	go func() {
-		select {
-		case <-done:
-		case <-time.After(limit):
-			fmt.Fprintf(env.Stderr, "\ncachelab run: still running after %s (--timeout): %s\nA run that never ends is usually a livelock in virtual time; replay its plan alone to look at it.\n", limit, strings.Join(running(), ", "))
-			exit := env.Exit
-			if exit == nil {
-				exit = os.Exit
+		tick := time.NewTicker(min(limit/10, time.Second))
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-tick.C:
+				late := overdue(now, running(), limit)
+				if len(late) == 0 {
+					continue
+				}
+				fmt.Fprintf(env.Stderr, "\ncachelab run: a run took longer than %s (--timeout): %s\nA run that never ends is usually a livelock in virtual time; replay its plan alone to look at it.\n", limit, strings.Join(late, ", "))
+				exit := env.Exit
+				if exit == nil {
+					exit = os.Exit
+				}
+				exit(ExitUnexpected)
+				return
 			}
-			exit(ExitUnexpected)
 		}
 	}()
 	return func() { close(done) }
+}
+
+// overdue returns the runs of running (ID -> start) that started more than
+// limit before now, sorted.
+func overdue(now time.Time, running map[string]time.Time, limit time.Duration) []string {
+	var late []string
+	for id, start := range running {
+		if now.Sub(start) > limit {
+			late = append(late, id)
+		}
+	}
+	slices.Sort(late)
+	return late
 }
 
 // printResult prints one run's line, and for an unexpected run what was
