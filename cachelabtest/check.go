@@ -324,10 +324,7 @@ func judge(r *Result, tr *sim.Trace, err error) {
 	if tr.Plan == nil {
 		tr.Plan = r.Job.Plan
 	}
-	switch {
-	case strings.HasPrefix(tr.Outcome, "error") && r.Err == nil:
-		r.Err = fmt.Errorf("%s", tr.Outcome)
-	case strings.HasPrefix(tr.Outcome, "livelock") && r.Err == nil:
+	if r.Err == nil && stopped(tr.Outcome) {
 		r.Err = fmt.Errorf("%s", tr.Outcome)
 	}
 	r.Verdicts = append(checkTrace(tr), HealthVerdicts(tr)...)

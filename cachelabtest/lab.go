@@ -365,7 +365,7 @@ func runOne(t *testing.T, job Job) *Result {
 			r.Trace.Plan = p
 		}
 		r.End, r.Outcome, r.Records = r.Trace.End, r.Trace.Outcome, len(r.Trace.Records)
-		if strings.HasPrefix(r.Trace.Outcome, "error") && r.Err == nil {
+		if r.Err == nil && stopped(r.Trace.Outcome) {
 			r.Err = fmt.Errorf("%s", r.Trace.Outcome)
 		}
 		r.Verdicts = checkTrace(r.Trace)
@@ -374,6 +374,19 @@ func runOne(t *testing.T, job Job) *Result {
 		r.Mismatches = append(job.Scenario.Compare(p.Subject, r.Verdicts), job.Scenario.CheckClaims(p.Subject, r.Trace)...)
 	}
 	return r
+}
+
+// stopped reports whether a run's outcome says it did not run to its end:
+// an error, a livelock, or a spent record budget (Plan.MaxRecords). Its
+// verdicts judge a cut trace, so the run counts as unexpected (Err), never
+// as a pass, as in Catch.
+func stopped(outcome string) bool {
+	for _, p := range []string{"error", "livelock", "budget"} {
+		if strings.HasPrefix(outcome, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // Files of one run, inside its folder.

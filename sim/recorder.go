@@ -51,6 +51,16 @@ type recorder struct {
 
 	// marker identifies the run to RunRef.
 	marker RunMarker
+
+	// The record budget (Plan.MaxRecords; 0: none): over is set when the
+	// trace reaches limit records, which ends the run (see run.halted);
+	// until then records past twice the budget, made between two of the
+	// run loop's checks, are dropped and counted, unless final (the end
+	// of the run's snapshots).
+	limit   int
+	over    atomic.Bool
+	dropped int
+	final   bool
 }
 
 // RunMarker is what a RunRef points to: one per run.
@@ -84,9 +94,27 @@ var recordsHint atomic.Int64
 
 const maxRecordsHint = 1 << 16
 
-func newRecorder(start time.Time, policy *Policy) *recorder {
-	return &recorder{start: start, policy: policy, desired: -1, freeze: make(chan struct{}),
+func newRecorder(start time.Time, policy *Policy, limit int) *recorder {
+	return &recorder{start: start, policy: policy, desired: -1, freeze: make(chan struct{}), limit: limit,
 		recs: make([]Record, 0, max(1024, recordsHint.Load()))}
+}
+
+// overBudget reports whether the trace has reached its record budget, and
+// how many records past twice the budget were dropped.
+func (r *recorder) overBudget() (over bool, dropped int) {
+	if !r.over.Load() {
+		return false, 0
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return true, r.dropped
+}
+
+// finalRecords lifts the budget for the records of the run's end.
+func (r *recorder) finalRecords() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.final = true
 }
 
 // now returns the virtual time since the run started.
@@ -96,6 +124,13 @@ func (r *recorder) now() time.Duration { return time.Since(r.start) }
 func (r *recorder) addLocked(rec Record, at time.Duration) {
 	if r.closed {
 		return
+	}
+	if n := len(r.recs); r.limit > 0 && n >= r.limit && !r.final {
+		r.over.Store(true)
+		if n >= 2*r.limit {
+			r.dropped++
+			return
+		}
 	}
 	rec.Pos = len(r.recs)
 	rec.At = Duration(at)

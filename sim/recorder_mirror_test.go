@@ -16,7 +16,7 @@ import (
 // recorder's mirror of the server, which Converger subjects are judged on,
 // must drop the object then, not keep it terminating forever.
 func TestMirrorDropsAnObjectWhoseLastFinalizerRemovalDeletedIt(t *testing.T) {
-	r := newRecorder(time.Now(), NewPolicy(&Plan{Version: PlanVersion}, func() time.Duration { return 0 }))
+	r := newRecorder(time.Now(), NewPolicy(&Plan{Version: PlanVersion}, func() time.Duration { return 0 }), 0)
 	gvr := schema.GroupVersionResource{Group: "lab.cachelab.dev", Version: "v1alpha1", Resource: "bellerophons"}
 	write := func(verb string, typ watch.EventType, obj string, rv int64) {
 		info := fakeapi.EventInfo{Type: typ, Resource: gvr, Namespace: "default", Name: "web", UID: "u1", RV: rv}

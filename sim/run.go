@@ -162,10 +162,10 @@ type run struct {
 
 	subj       Subject
 	subjCancel context.CancelFunc
-	// livelockNoted is true once the livelock is recorded; livelockMsg
-	// says what looped.
-	livelockNoted bool
-	livelockMsg   string
+	// haltNoted is true once a livelock or a spent record budget is
+	// recorded; haltMsg says which (the run's outcome).
+	haltNoted bool
+	haltMsg   string
 	// crashFired, when non-nil, is closed when the armed mid-reconcile
 	// crash of step crashStep fires.
 	crashFired <-chan struct{}
@@ -191,7 +191,11 @@ func newRun(ctx context.Context, plan *Plan, info SubjectInfo) *run {
 	if plan.ShuffleSchedule != 0 {
 		r.sched.random = stream(plan.Seed, "shuffle-schedule", fmt.Sprint(plan.ShuffleSchedule))
 	}
-	r.rec = newRecorder(start, r.policy)
+	limit := plan.MaxRecords
+	if limit <= 0 {
+		limit = DefaultMaxRecords
+	}
+	r.rec = newRecorder(start, r.policy, limit)
 	r.metrics = newRunMetrics(r.now)
 	r.srv = fakeapi.NewServer(fakeapi.Options{Hooks: r.policy, Observer: r.rec})
 	r.policy.Attach(r.srv)
@@ -253,8 +257,8 @@ func (r *run) play() (*Trace, error) {
 	for k, i := range order {
 		s := r.plan.Steps[i]
 		r.sleepUntil(min(s.At.D(), deadline+1))
-		if r.livelocked() {
-			outcome = r.livelockMsg
+		if r.halted() {
+			outcome = r.haltMsg
 			break
 		}
 		if r.now() > deadline {
@@ -276,8 +280,8 @@ func (r *run) play() (*Trace, error) {
 		switch {
 		case r.waitQuiet():
 			outcome = "quiet"
-		case r.livelocked():
-			outcome = r.livelockMsg
+		case r.halted():
+			outcome = r.haltMsg
 		default:
 			outcome = "deadline"
 		}
@@ -287,17 +291,20 @@ func (r *run) play() (*Trace, error) {
 }
 
 // waitQuiet lets the run go on until nothing but bookmarks happened for the
-// plan's quiet period (true), or the deadline passed or the run livelocked
-// (false).
+// plan's quiet period (true), or the deadline passed or the run must stop
+// (false: a livelock, a spent record budget).
 func (r *run) waitQuiet() bool {
 	deadline, quiet := r.plan.Deadline.D(), r.plan.Quiet.D()
 	for {
 		now := r.now()
 		last := r.rec.lastActivity()
+		if r.halted() {
+			return false
+		}
 		if now-last >= quiet {
 			return true
 		}
-		if now >= deadline || r.livelocked() {
+		if now >= deadline {
 			return false
 		}
 		r.sleepUntil(min(last+quiet, deadline))
@@ -307,17 +314,31 @@ func (r *run) waitQuiet() bool {
 // sleepUntil lets the run go on until virtual time t (see pump).
 func (r *run) sleepUntil(t time.Duration) { r.pump(t, nil, false) }
 
-// livelocked reports whether the scheduler found a livelock; the first time,
-// it records it.
-func (r *run) livelocked() bool {
+// DefaultMaxRecords is Plan.MaxRecords when the plan sets none: 100,000
+// records, about 47 MB of Records (a random plan's trace has a few
+// hundred, the longest scenario's a few thousand).
+const DefaultMaxRecords = 100000
+
+// halted reports whether the run must stop before its end: the scheduler
+// found a livelock, or the trace reached its record budget. The first
+// time, it records why; haltMsg is the run's outcome.
+func (r *run) halted() bool {
 	msg := r.sched.livelocked()
 	if msg == "" {
-		return false
+		over, _ := r.rec.overBudget()
+		if !over {
+			return false
+		}
+		msg = fmt.Sprintf("budget: the trace reached its budget of %d records (plan.maxRecords) at t=%s, and the run was stopped there: it was not judged to its end", r.rec.limit, r.now())
 	}
-	if !r.livelockNoted {
-		r.livelockNoted = true
+	if !r.haltNoted {
+		r.haltNoted = true
+		r.rec.finalRecords()
+		if _, dropped := r.rec.overBudget(); dropped > 0 {
+			msg += fmt.Sprintf(" (%d records past twice the budget were dropped)", dropped)
+		}
 		r.rec.record(Record{Kind: RecNote, Actor: "sim", Detail: msg})
-		r.livelockMsg = msg
+		r.haltMsg = msg
 	}
 	return true
 }
@@ -358,7 +379,7 @@ func (r *run) pump(until time.Duration, done <-chan struct{}, drain bool) {
 			default:
 			}
 		}
-		if r.sched.livelocked() != "" {
+		if r.sched.livelocked() != "" || r.rec.over.Load() {
 			return
 		}
 		now := r.now()
@@ -441,6 +462,9 @@ func (r *run) startSubject() error {
 	default:
 		cancel()
 		r.pump(r.now(), started, true)
+		if over, _ := r.rec.overBudget(); over {
+			return fmt.Errorf("sim: subject %s: the trace reached its budget of %d records (plan.maxRecords) before Start returned", name, r.rec.limit)
+		}
 		return fmt.Errorf("sim: subject %s: start did not return before the deadline %s (Start must return once its goroutines are started)", name, r.plan.Deadline)
 	}
 	if startErr != nil {

@@ -70,6 +70,30 @@ func TestALivelockEndsTheRunWithAVerdictNamingTheLoop(t *testing.T) {
 	}
 }
 
+// A run whose trace outgrows its record budget (a controller looping on
+// requests for minutes: about 6 records per millisecond) stops there with
+// a "budget" outcome, and its trace stays within the bound whatever the
+// plan would have gone on to do: what keeps a campaign's memory bounded.
+func TestARunOverItsRecordBudgetStopsWithABudgetOutcome(t *testing.T) {
+	registerTestSubjects()
+	p := &sim.Plan{Version: 1, Seed: 1, Subject: "test/looper", Steps: []sim.Step{}, Deadline: at(5 * time.Minute), MaxRecords: 1000,
+		Faults: sim.FaultPolicy{RequestLatency: sim.Distribution{Kind: "fixed", Max: at(time.Millisecond)}}}
+	tr := run(t, p)
+	if !strings.HasPrefix(tr.Outcome, "budget: ") || !strings.Contains(tr.Outcome, "1000 records") {
+		t.Fatalf("outcome %q, want a budget outcome naming the 1000 records", tr.Outcome)
+	}
+	if n := len(tr.Records); n < 1000 || n > 2*1000+10 {
+		t.Errorf("%d records, want the budget of 1000 and at most twice it (and the final snapshot)", n)
+	}
+	if tr.End > at(time.Minute) {
+		t.Errorf("the run went on until %s; its budget was spent within a second", tr.End)
+	}
+	notes := find(tr, func(r sim.Record) bool { return r.Kind == sim.RecNote && strings.HasPrefix(r.Detail, "budget: ") })
+	if len(notes) != 1 {
+		t.Errorf("%d budget notes in the trace, want 1", len(notes))
+	}
+}
+
 func TestRequestLatencyMovesTheClockOfALoopingController(t *testing.T) {
 	registerTestSubjects()
 	p := &sim.Plan{Version: 1, Seed: 1, Subject: "test/looper", Steps: []sim.Step{}, Deadline: at(2 * time.Second),

@@ -23,7 +23,7 @@ func NewServerRecorder(plan *Plan) *ServerRecorder {
 	}
 	start := time.Now()
 	now := func() time.Duration { return time.Since(start) }
-	return &ServerRecorder{plan: plan, r: newRecorder(start, NewPolicy(plan, now))}
+	return &ServerRecorder{plan: plan, r: newRecorder(start, NewPolicy(plan, now), 0)}
 }
 
 // Observe implements fakeapi.Observer.

@@ -371,6 +371,9 @@ func (p *Plan) validate() []*PlanError {
 	if p.LivelockAfter < 0 {
 		bad("livelockAfter", "must not be negative, got %d", p.LivelockAfter)
 	}
+	if p.MaxRecords < 0 {
+		bad("maxRecords", "must not be negative, got %d", p.MaxRecords)
+	}
 	for i, k := range p.Schedule {
 		if k == "" {
 			bad(fmt.Sprintf("schedule[%d]", i), "empty key: give the keys of a recorded trace's schedule")

@@ -104,13 +104,14 @@ func TestPlanErrorsForBadValues(t *testing.T) {
 		name, plan, want string
 	}{
 		{"unknown top-level field", `{"version":1,"seed":1,"subject":"x","steps":[],"faults":{},"sead":3}`,
-			`line 1: sead: unknown field "sead" (known: access, competitor, deadline, faults, kubelet, livelockAfter, name, objects, quiet, schedule, seed, shuffleSchedule, steps, subject, subjectParams, version)`},
+			`line 1: sead: unknown field "sead" (known: access, competitor, deadline, faults, kubelet, livelockAfter, maxRecords, name, objects, quiet, schedule, seed, shuffleSchedule, steps, subject, subjectParams, version)`},
 		{"field case matters", `{"version":1,"Seed":1,"subject":"x","steps":[]}`, `Seed: unknown field "Seed"`},
 		{"unknown step field", `{"version":1,"subject":"x","steps":[{"at":"1s","actor":"faults","op":"break","resorce":"pods"}]}`,
 			`steps[0].resorce: unknown field "resorce" (known: actor, at, code, for, lag, midReconcile, name, namespace, notOlderThan, object, op, patch, patchType, resource, target, verb)`},
 		{"bad duration", `{"version":1,"subject":"x","steps":[{"at":"5 seconds","actor":"user","op":"wait-quiet"}]}`,
 			`steps[0].at: want a duration such as "1.5s" or "2m", got "5 seconds"`},
 		{"missing version", `{"subject":"x","steps":[]}`, `version: missing: set "version": 1`},
+		{"negative record budget", `{"version":1,"subject":"x","steps":[],"maxRecords":-1}`, `maxRecords: must not be negative, got -1`},
 		{"future version", `{"version":2,"subject":"x","steps":[]}`, `version: unsupported version 2 (this code reads version 1)`},
 		{"missing subject", `{"version":1,"steps":[]}`, `subject: missing`},
 		{"bad access", `{"version":1,"subject":"x","access":"grpc"}`, `access: unknown access "grpc" (known: direct, http)`},

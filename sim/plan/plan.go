@@ -60,6 +60,13 @@ type Plan struct {
 	// same request to one object this many times at one virtual instant
 	// (the clock stopped while requests went on). Optional; default 2000.
 	LivelockAfter int `json:"livelockAfter,omitempty"`
+	// MaxRecords is the run's record budget: when its trace reaches this
+	// many records the run stops, with outcome "budget: ...", a run that
+	// could not be judged (a controller looping on requests, or a plan
+	// far larger than the lab's: a random plan's trace has a few hundred
+	// records, a scenario's a few thousand). It bounds what one run holds
+	// in memory. Optional; default 100000 (sim.DefaultMaxRecords).
+	MaxRecords int `json:"maxRecords,omitempty"`
 	// Schedule, optional, is a delivery schedule to enforce: the keys of
 	// the requests answered and the events delivered, in the order a
 	// recorded run released them (Trace.Schedule). The run releases each
