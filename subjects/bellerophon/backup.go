@@ -2,6 +2,7 @@ package bellerophon
 
 import (
 	"reflect"
+	"runtime"
 	"sort"
 	"sync"
 	"weak"
@@ -130,12 +131,22 @@ func (b *BackupStore) objectStates() []sim.ObjectState {
 // backupStores maps a run, identified by its Recorder, to its BackupStore.
 // The Recorder is held weakly: a strong key kept every run's recorder (its
 // whole trace) alive for the life of the process, ~1 MB per run of a
-// campaign (issue 17). Entries of runs whose recorder was collected are
-// swept on the next lookup.
+// campaign (issue 17). An entry is deleted by a cleanup once its run's
+// recorder is collected.
+//
+// No lookup reads another run's key: weak.Pointer.Value, called while the
+// garbage collector marks, marks the object it returns, so a sweep of the
+// keys on each lookup (as this registry did) kept every finished run not
+// yet freed alive through each cycle that a run's start overlapped, and a
+// campaign's live heap climbed to gigabytes.
 var backupStores = struct {
 	sync.Mutex
 	byRun map[weak.Pointer[sim.RunMarker]]*BackupStore
 }{byRun: map[weak.Pointer[sim.RunMarker]]*BackupStore{}}
+
+// valueOf is weak.Pointer.Value (a variable for the test that no lookup
+// reads another run's key).
+var valueOf = func(k weak.Pointer[sim.RunMarker]) *sim.RunMarker { return k.Value() }
 
 // BackupStoreFor returns the BackupStore of the run that rec records, the
 // same for every process start of the subject within that run (sim.RunRef).
@@ -149,15 +160,22 @@ func BackupStoreFor(rec sim.Recorder) *BackupStore {
 	}
 	backupStores.Lock()
 	defer backupStores.Unlock()
-	for k := range backupStores.byRun {
-		if k.Value() == nil {
-			delete(backupStores.byRun, k)
-		}
-	}
 	s, found := backupStores.byRun[key]
 	if !found {
 		s = NewBackupStore()
 		backupStores.byRun[key] = s
+		// The run is alive (rec is its own): reading its key marks nothing
+		// that is not live already.
+		if m := valueOf(key); m != nil {
+			runtime.AddCleanup(m, forgetRun, key)
+		}
 	}
 	return s
+}
+
+// forgetRun deletes the registry's entry of a collected run.
+func forgetRun(key weak.Pointer[sim.RunMarker]) {
+	backupStores.Lock()
+	defer backupStores.Unlock()
+	delete(backupStores.byRun, key)
 }
