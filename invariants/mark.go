@@ -44,25 +44,41 @@ func lastServerWrite(tr *sim.Trace, k key, before int) int {
 // missedChange marks the evidence of a view (cache or handler) of key k that
 // differs from the server at the end: the subject's last record of being
 // told about k after the server's last write of it (it was told and
-// mishandled it), else that write (the change never reached it).
+// mishandled it), else the subject's first failed request after that write
+// (where it failed to hear of it: a reflector that keeps failing its list
+// or watch), with the write as the trigger, else the write (the change
+// never reached it).
 func missedChange(tr *sim.Trace, subj map[string]bool, k key, end int) (at, trigger int) {
 	w := lastServerWrite(tr, k, end)
 	if h := subjectHeard(tr, subj, k, w); h >= 0 {
 		return h, w
+	}
+	if w >= 0 {
+		for _, r := range tr.Records[w+1:] {
+			if r.Pos > end {
+				break
+			}
+			if r.Kind == sim.RecRequest && subj[r.Actor] && r.Code >= 400 {
+				return r.Pos, w
+			}
+		}
 	}
 	return w, -1
 }
 
 // subjectMove reports whether r is something a subject did or was told
 // that can change what it does: a handler call, a reconcile, a request or
-// a write.
+// a write. An informer's own list or watch that succeeded is not one: it
+// only keeps the cache fed (what it brings is a handler call).
 func subjectMove(r sim.Record, subj map[string]bool) bool {
 	if !subj[r.Actor] {
 		return false
 	}
 	switch r.Kind {
-	case sim.RecHandler, sim.RecReconcile, sim.RecRequest:
+	case sim.RecHandler, sim.RecReconcile:
 		return true
+	case sim.RecRequest:
+		return r.Code >= 400 || r.Verb != "list" && r.Verb != "watch"
 	case sim.RecWrite:
 		return !r.ByGC
 	}
