@@ -176,9 +176,14 @@ func (s *signals) check() {
 		informerSynced := cache.IsDone(inf.HasSyncedChecker())
 		handlerSynced := cache.IsDone(s.regs[r].HasSyncedChecker())
 		rvSynced := informerSynced && storeRV(inf) >= s.lastWriteRV[r]
-		for sig, v := range map[string]bool{SignalInformerSynced: informerSynced, SignalHandlerSynced: handlerSynced, SignalRVSynced: rvSynced} {
-			s.set_locked(sig, r, v)
-			all[sig] = all[sig] && v
+		// In this order, not a map's: signals that flip in one check are
+		// recorded in one order in every run (issue 16).
+		for _, f := range []struct {
+			sig string
+			v   bool
+		}{{SignalInformerSynced, informerSynced}, {SignalHandlerSynced, handlerSynced}, {SignalRVSynced, rvSynced}} {
+			s.set_locked(f.sig, r, f.v)
+			all[f.sig] = all[f.sig] && f.v
 		}
 	}
 	for _, sig := range []string{SignalInformerSynced, SignalHandlerSynced, SignalRVSynced} {
