@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -53,7 +55,8 @@ type params struct {
 
 func parseParams(subject string, p map[string]string) (params, error) {
 	out := params{workers: 1}
-	for k, v := range p {
+	for _, k := range slices.Sorted(maps.Keys(p)) { // the first bad one by name, every run
+		v := p[k]
 		switch k {
 		case ParamWorkers:
 			n, err := strconv.Atoi(v)

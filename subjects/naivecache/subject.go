@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -113,7 +115,8 @@ func (s *Subject) Start(ctx context.Context, env sim.Env) error {
 
 func (s *Subject) parseParams(p map[string]string) error {
 	s.loopTime, s.factor, s.workers, s.retryDelay = 10*time.Millisecond, 10, 1, time.Second
-	for k, v := range p {
+	for _, k := range slices.Sorted(maps.Keys(p)) { // the first bad one by name, every run
+		v := p[k]
 		var err error
 		switch k {
 		case ParamLoopTime:
