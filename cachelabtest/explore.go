@@ -188,6 +188,9 @@ func (r *ExploreResult) Summary() string {
 	}
 	fmt.Fprintf(&b, "%d distinct schedules covered: %d run, %d equivalent to one run (partial-order reduction); %d runs (%d duplicates, %d diverged), %d choice points in the canonical run; covered %s; %s wall, %s CPU\n",
 		r.Schedules+r.Equivalent, r.Schedules, r.Equivalent, r.Runs, r.Duplicates, r.Diverged, r.ChoicePoints, cover, r.Wall.Round(time.Millisecond), r.CPU.Round(time.Millisecond))
+	if r.Folded > 0 {
+		fmt.Fprintf(&b, "%d more schedules not run: each is equivalent to an alternative its parent run explores with one deviation fewer (not counted below)\n", r.Folded)
+	}
 	if r.Mispredicted > 0 {
 		fmt.Fprintf(&b, "%d runs the reduction had predicted released another schedule (their alternatives were all explored)\n", r.Mispredicted)
 	}

@@ -60,6 +60,13 @@ type Exploration struct {
 	// Explore). Schedules + Equivalent is the number of distinct schedules
 	// covered.
 	Equivalent int
+	// Folded are alternatives not pushed: those of a run the reduction
+	// had predicted, at turns after the swapped ticket's, each equivalent
+	// to its parent run's alternative at the same turn, which has one
+	// deviation fewer and is explored in its place (see Explore). Not
+	// counted in Schedules or Equivalent, and OnSchedule and OnEquivalent
+	// are not called for them.
+	Folded int
 	// Mispredicted are runs the reduction had predicted (an alternative
 	// within the bound whose own alternatives still had to be run) whose
 	// schedule was not the predicted one: a measure of how far the
@@ -254,6 +261,11 @@ func Explore(tb testing.TB, p *Plan, opts ExploreOptions) (Exploration, error) {
 		case slices.Equal(tr.Schedule, predicted):
 			// Its alternatives after turn m are the parent's (see above).
 			push(tr, len(schedule), m+1, deviations)
+			for _, cp := range tr.Choices {
+				if cp.Turn > m && cp.Turn < len(tr.Schedule) {
+					ex.Folded += len(cp.Ready) - 1
+				}
+			}
 		default:
 			ex.Mispredicted++
 			push(tr, len(schedule), -1, deviations)

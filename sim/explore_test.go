@@ -122,6 +122,23 @@ func TestExploreReductionPredictsTheSchedulesItSkips(t *testing.T) {
 	if diff := sameSets(all, reduced); diff != "" {
 		t.Fatalf("the reduced exploration covered other schedules than the unreduced one: %s", diff)
 	}
+	// Within two deviations, the alternatives of a predicted run after
+	// its swap are folded into its parent's: every schedule of the
+	// unreduced space is run, equivalent to one run, or folded.
+	all, full = coveredSchedules(t, p, 2, true)
+	reduced, ex = coveredSchedules(t, p, 2, false)
+	t.Logf("two deviations: unreduced %+v\nreduced %+v", full, ex)
+	if ex.Folded == 0 {
+		t.Error("nothing was folded within two deviations")
+	}
+	if got := ex.Schedules + ex.Equivalent + ex.Folded; got != full.Schedules || ex.Duplicates+ex.Diverged+full.Duplicates+full.Diverged != 0 {
+		t.Errorf("%d schedules run, equivalent or folded, against %d in the unreduced space", got, full.Schedules)
+	}
+	for d := range reduced {
+		if !all[d] {
+			t.Errorf("schedule %s covered by the reduced exploration is not in the unreduced space", d)
+		}
+	}
 }
 
 // outcomes explores the plan file within one deviation and returns, per
