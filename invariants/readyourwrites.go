@@ -23,7 +23,9 @@ Checked: no create by the subject is answered 409 AlreadyExists while the object
 	`an own write whose request was answered 504 Timeout (applied, outcome unknown to ` +
 	`the subject: EDGE 28) when no handler of the subject had been given that write ` +
 	`before the colliding reconcile started: the subject had no resourceVersion to ` +
-	`wait for. Unknown when ` +
+	`wait for. A request does not name its reconcile, so with several workers the ` +
+	`colliding reconcile is taken to be the earliest one of the subject still open. ` +
+	`Unknown when ` +
 	`the subject sent no create, update or patch.`
 
 func readYourWrites(tr *sim.Trace, _ Options) Verdict {
@@ -39,7 +41,10 @@ func readYourWrites(tr *sim.Trace, _ Options) Verdict {
 	// that made the colliding request started after that handler call.
 	timedOut := map[int]bool{}
 	seen := map[int]int{}
-	reconcileStart := map[string]int{} // actor -> position of its current reconcile's start
+	// open holds, per actor, the start position of each reconcile still
+	// running, by key: with several workers a request may come from any of
+	// them (records do not name the worker).
+	open := map[string]map[string]int{}
 	unknownToSubject := func(w sim.Record, r sim.Record) bool {
 		if !timedOut[w.Pos] {
 			return false
@@ -48,9 +53,14 @@ func readYourWrites(tr *sim.Trace, _ Options) Verdict {
 		if !ok {
 			return true
 		}
-		from, ok := reconcileStart[r.Actor]
-		if !ok || from < w.Pos {
-			from = r.Pos
+		// The earliest read the request may rest on: the start of the
+		// earliest open reconcile that began after the write (one that
+		// began before it is the one that wrote, and reads again later).
+		from := r.Pos
+		for _, start := range open[r.Actor] {
+			if start >= w.Pos && start < from {
+				from = start
+			}
 		}
 		return at > from
 	}
@@ -58,8 +68,14 @@ func readYourWrites(tr *sim.Trace, _ Options) Verdict {
 	for _, r := range tr.Records {
 		switch r.Kind {
 		case sim.RecReconcile:
-			if r.Op == "start" {
-				reconcileStart[r.Actor] = r.Pos
+			switch r.Op {
+			case "start":
+				if open[r.Actor] == nil {
+					open[r.Actor] = map[string]int{}
+				}
+				open[r.Actor][r.Key] = r.Pos
+			case "end":
+				delete(open[r.Actor], r.Key)
 			}
 		case sim.RecWrite:
 			if !isWrite(r) {

@@ -19,6 +19,13 @@ import (
 //     name, arriving late, wiped the new incarnation's expectations and
 //     last write (now dropped only when the UID matches), and the reconcile
 //     then updated from a cached copy older than its own last write (409).
+//
+// Two files are false positives of read-your-writes, not bugs of
+// Bellerophon (random-2238 and random-592 of `cachelab run --random`): a
+// write answered 504 (applied) was retried by a reconcile that started
+// before the echo reached the handler, while another worker started a
+// reconcile after it; the check took the latest start of any worker as the
+// retry's, and failed them in 10 of 10 runs.
 func TestRealBellerophonHoldsOnPlansThatFoundItsBugs(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "regressions", "bellerophon-*.json"))
 	if err != nil || len(files) == 0 {

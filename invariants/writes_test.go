@@ -448,3 +448,40 @@ func TestThirdPodForAJobOfParallelismTwoFailsNoDuplicateChildren(t *testing.T) {
 		t.Fatalf("reason should name the Job's parallelism: %q", v.Reason)
 	}
 }
+
+func TestRetryFromAReconcileStartedBeforeTheEchoWhileAnotherWorkerStartedAfterPassesReadYourWrites(t *testing.T) {
+	// random-2238 (and six other random plans): two workers. The create
+	// timed out (applied); worker 1 started reconciling ns/p before the
+	// handler was given the object, worker 2 started ns/q after it, and
+	// worker 1's retry collided. The retry's read came from before the
+	// echo: the subject had no resourceVersion to wait for. A request does
+	// not name its reconcile, so every reconcile still open counts.
+	h := newHealthyRun()
+	cm := h.b.Create(ctrl, tracebuild.Obj{Resource: "configmaps", Namespace: "ns", Name: "p-config", Owner: h.parent.UID})
+	h.b.Request(ctrl, "create", "configmaps", "ns", "p-config", 504)
+	h.b.Add(sim.Record{Kind: sim.RecReconcile, Actor: ctrl, Op: "start", Key: "ns/p"})
+	h.b.Handle(ctrl, "configmaps", "ADDED", cm)
+	h.b.Add(sim.Record{Kind: sim.RecReconcile, Actor: ctrl, Op: "start", Key: "ns/q"})
+	h.b.Add(sim.Record{Kind: sim.RecReconcile, Actor: ctrl, Op: "end", Key: "ns/q", Result: "ok"})
+	h.b.Add(sim.Record{Kind: sim.RecReconcile, Actor: ctrl, Op: "start", Key: "ns/q"})
+	h.b.Add(sim.Record{Kind: sim.RecRequest, Actor: ctrl, Verb: "create", Resource: "configmaps", Namespace: "ns", Name: "p-config", Code: 409, Reason: "AlreadyExists"})
+	wantStatus(t, invariants.ReadYourWrites(h.end().Trace("quiet")), invariants.Pass)
+}
+
+func TestRetryAfterTheEchoWhenEveryOpenReconcileStartedAfterItFailsReadYourWrites(t *testing.T) {
+	// The same, but the reconcile of ns/p that started before the echo
+	// ended before the retry: every reconcile still open started after the
+	// handler had the object, so the subject could have known.
+	h := newHealthyRun()
+	cm := h.b.Create(ctrl, tracebuild.Obj{Resource: "configmaps", Namespace: "ns", Name: "p-config", Owner: h.parent.UID})
+	h.b.Request(ctrl, "create", "configmaps", "ns", "p-config", 504)
+	h.b.Add(sim.Record{Kind: sim.RecReconcile, Actor: ctrl, Op: "start", Key: "ns/p"})
+	h.b.Handle(ctrl, "configmaps", "ADDED", cm)
+	h.b.Add(sim.Record{Kind: sim.RecReconcile, Actor: ctrl, Op: "end", Key: "ns/p", Result: "ok"})
+	h.b.Add(sim.Record{Kind: sim.RecReconcile, Actor: ctrl, Op: "start", Key: "ns/q"})
+	h.b.Add(sim.Record{Kind: sim.RecReconcile, Actor: ctrl, Op: "start", Key: "ns/p"})
+	bad := h.b.Add(sim.Record{Kind: sim.RecRequest, Actor: ctrl, Verb: "create", Resource: "configmaps", Namespace: "ns", Name: "p-config", Code: 409, Reason: "AlreadyExists"})
+	v := invariants.ReadYourWrites(h.end().Trace("quiet"))
+	wantStatus(t, v, invariants.Fail)
+	wantPositions(t, v, bad.Pos)
+}
