@@ -19,6 +19,12 @@ import (
 //     name, arriving late, wiped the new incarnation's expectations and
 //     last write (now dropped only when the UID matches), and the reconcile
 //     then updated from a cached copy older than its own last write (409).
+//   - late-recreate-update-wipes-new-expectations (random-6342): the update
+//     handler that saw the UID change ran (handler delay) after a reconcile
+//     of the new incarnation had recorded its two creates, and dropped all
+//     expectations of the name (now only the old UID's): the next reconcile,
+//     its pod cache lagging, created two more pods (no-duplicate-children,
+//     10 of 10 runs).
 //
 // Two files are false positives of read-your-writes, not bugs of
 // Bellerophon (random-2238 and random-592 of `cachelab run --random`): a

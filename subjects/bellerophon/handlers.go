@@ -98,7 +98,10 @@ func (c *Controller) addBellerophon(obj any) {
 
 // updateBellerophon enqueues a changed Bellerophon. A UID change is a delete
 // followed by a create (the relist after a watch gap delivers it as one
-// update): the old incarnation's expectations are dropped.
+// update): the old incarnation's expectations are dropped, and only those:
+// the handler may run after a reconcile of the new incarnation already
+// recorded its creates (random-6342: dropping them all let the next
+// reconcile create the same pods again).
 //
 // An update that changes nothing the controller acts on is not enqueued:
 // same UID, generation, deletionTimestamp and finalizers, and a status equal
@@ -120,7 +123,7 @@ func (c *Controller) updateBellerophon(oldObj, newObj any) {
 	key := keyOf(newU)
 	if oldU.GetUID() != newU.GetUID() {
 		if c.bug != NoUIDCheck {
-			c.expectations.Delete(key.String())
+			c.expectations.DeleteFor(key.String(), oldU.GetUID())
 			c.rec.note("%s was deleted and recreated (UID %s -> %s)", key, oldU.GetUID(), newU.GetUID())
 		}
 		c.enqueue(key)
