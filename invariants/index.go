@@ -278,6 +278,20 @@ func newIncarnations(tr *sim.Trace) incarnations {
 	return inc
 }
 
+// newProcesses returns the processes of each actor: like newIncarnations,
+// but counting restarts only. Between a crash and the restart the actor's
+// records are the dying process's in-flight work (a reconcile it had
+// started still writes, from what that process had observed).
+func newProcesses(tr *sim.Trace) incarnations {
+	inc := incarnations{restarts: map[string][]int{}}
+	for _, r := range tr.Records {
+		if r.Kind == sim.RecRestart {
+			inc.restarts[r.Actor] = append(inc.restarts[r.Actor], r.Pos)
+		}
+	}
+	return inc
+}
+
 // of returns the incarnation of actor at pos: the number of crashes and
 // restarts of actor before pos.
 func (inc incarnations) of(actor string, pos int) int {

@@ -19,7 +19,8 @@ Checked (an honest approximation: the trace has no read sets): a lost update is 
 	`before another actor's write W changed it, when the subject had not observed W: ` +
 	`no handler call, delivered watch event or list of the subject at W's RV or later, ` +
 	`no own write after W, and no successful get of the object after W, in the same ` +
-	`process incarnation. Fields are JSON leaves (arrays whole); server-managed metadata ` +
+	`process (a crashed process's in-flight writes, before the restart, count as ` +
+	`its own). Fields are JSON leaves (arrays whole); server-managed metadata ` +
 	`(resourceVersion, generation, managedFields, timestamps, uid) is ignored. Writes ` +
 	`are compared as stored, so a status-subresource write cannot revert spec. Unknown ` +
 	`when the subject made no update or patch.`
@@ -78,7 +79,7 @@ type foreignWrite struct {
 func noLostUpdates(tr *sim.Trace, _ Options) Verdict {
 	const name = NameNoLostUpdates
 	subj := subjectActors(tr)
-	inc := newIncarnations(tr)
+	inc := newProcesses(tr) // a crashing process's last writes rest on what it saw
 	srv := newServer(tr)
 	current := map[string]map[string]string{} // uid -> flattened latest object
 	foreign := map[string][]foreignWrite{}    // uid -> writes by other actors

@@ -485,3 +485,33 @@ func TestRetryAfterTheEchoWhenEveryOpenReconcileStartedAfterItFailsReadYourWrite
 	wantStatus(t, v, invariants.Fail)
 	wantPositions(t, v, bad.Pos)
 }
+
+func TestUpdateByTheCrashingProcessAfterItObservedTheOtherWritePassesNoLostUpdates(t *testing.T) {
+	// random-4873: the crash cancels the process, but the reconcile it had
+	// started finishes its write; that process had observed the user's
+	// write. Until the restart, the subject's records are that process's.
+	h, p := versionRun()
+	h.b.Handle(ctrl, "bellerophons", "MODIFIED", p)
+	h.b.Add(sim.Record{Kind: sim.RecCrash, Actor: ctrl})
+	back := h.parent
+	back.Status = map[string]any{"readyReplicas": 2}
+	h.b.Update(ctrl, "update", back)
+	wantStatus(t, invariants.NoLostUpdates(h.end().Trace("quiet")), invariants.Pass)
+}
+
+func TestUpdateByTheRestartedProcessFromAStaleCopyFailsNoLostUpdates(t *testing.T) {
+	// The same observation, but the write comes after the restart: the new
+	// process had observed nothing, and its write reverts the user's change.
+	h, p := versionRun()
+	userWrite := h.b.Last()
+	h.b.Handle(ctrl, "bellerophons", "MODIFIED", p)
+	h.b.Add(sim.Record{Kind: sim.RecCrash, Actor: ctrl})
+	h.b.Add(sim.Record{Kind: sim.RecRestart, Actor: ctrl})
+	stale := h.parent
+	stale.Status = map[string]any{"readyReplicas": 2}
+	h.b.Update(ctrl, "update", stale)
+	lost := h.b.Last()
+	v := invariants.NoLostUpdates(h.end().Trace("quiet"))
+	wantStatus(t, v, invariants.Fail)
+	wantPositions(t, v, lost, userWrite)
+}
