@@ -25,6 +25,12 @@ import (
 //     expectations of the name (now only the old UID's): the next reconcile,
 //     its pod cache lagging, created two more pods (no-duplicate-children,
 //     10 of 10 runs).
+//   - configmap-echo-lost-in-watch-gap (random-6956): the ConfigMap watch
+//     expired before the echo of the controller's create, the user deleted
+//     the ConfigMap, and the relist never mentioned it; the controller,
+//     waiting for its own write's event to enqueue it again (read-your-
+//     writes), waited forever (eventual-convergence, 10 of 10 runs). It now
+//     looks again after CatchUpRetry.
 //
 // Two files are false positives of read-your-writes, not bugs of
 // Bellerophon (random-2238 and random-592 of `cachelab run --random`): a

@@ -697,9 +697,15 @@ func (c *Controller) managePods(ctx context.Context, b *v1alpha1.Bellerophon, po
 	return errors.Join(errs...)
 }
 
+// CatchUpRetry is how long a reconcile that found the ConfigMap informer
+// behind its own last write waits before looking again.
+const CatchUpRetry = time.Second
+
 // manageConfigMap creates or re-renders b's ConfigMap. It does not act on a
 // lister read that cannot yet show its own last write of that ConfigMap
-// (read-your-writes): the write's watch event will enqueue b again.
+// (read-your-writes), and looks again after CatchUpRetry: the write's watch
+// event may never come (random-6956: the watch expired before the echo,
+// someone deleted the ConfigMap, and the relist did not mention it).
 func (c *Controller) manageConfigMap(ctx context.Context, b *v1alpha1.Bellerophon) error {
 	name := ConfigMapName(b.Name)
 	cmKey := b.Namespace + "/" + name
@@ -707,6 +713,7 @@ func (c *Controller) manageConfigMap(ctx context.Context, b *v1alpha1.Belleropho
 	cm, err := c.cmLister.ConfigMaps(b.Namespace).Get(name)
 	if apierrors.IsNotFound(err) {
 		if !caughtUp {
+			c.workqueue.AddAfter(cache.MetaObjectToName(b), CatchUpRetry)
 			return nil
 		}
 		created, err := c.kubeclientset.CoreV1().ConfigMaps(b.Namespace).Create(ctx, newConfigMap(b), metav1.CreateOptions{FieldManager: controllerAgentName})
@@ -729,7 +736,11 @@ func (c *Controller) manageConfigMap(ctx context.Context, b *v1alpha1.Belleropho
 		c.recorder.Event(b, corev1.EventTypeWarning, ReasonResourceExists, msg)
 		return errors.New(msg)
 	}
-	if sameData(cm.Data, b.Spec.Config) || !caughtUp {
+	if sameData(cm.Data, b.Spec.Config) {
+		return nil
+	}
+	if !caughtUp {
+		c.workqueue.AddAfter(cache.MetaObjectToName(b), CatchUpRetry)
 		return nil
 	}
 	base := cm
