@@ -29,8 +29,11 @@ Checked: (1) the subject's finalizers are those it added in its own writes; no `
 	`removed: cleaning them is what the finalizer is for. An object whose finalizer ` +
 	`another actor removed (a write by another actor that drops it, or that removes ` +
 	`the object while it still carries it) is exempt, unless the subject reconciled ` +
-	`the object's key again after the removal: then it had the chance to find the ` +
-	`leftover (the key it reconciles names the record's object, gone or recreated).`
+	`the object's key again after one of its handlers had shown it the object gone ` +
+	`(its DELETED event, or the key with another UID): then it had the chance to find ` +
+	`the leftover (the key it reconciles names the record's object, gone or ` +
+	`recreated). A reconcile from a cached copy of the old incarnation, alive, had no ` +
+	`such chance.`
 
 func finalizers(tr *sim.Trace, opts Options) Verdict {
 	const name = NameFinalizers
@@ -47,8 +50,24 @@ func finalizers(tr *sim.Trace, opts Options) Verdict {
 	lastReconcile := map[string]int{}  // namespace/name -> position of the subject's last reconcile start of that key
 	termRV := map[string]int64{}       // uid -> RV of the write that marked it terminating
 	stripped := map[string]bool{}      // uid -> another actor removed our finalizer
+	// goneSeen: uid -> position of the first handler call of the subject,
+	// after the object's removal, that showed it gone (its DELETED event, or
+	// its key with another UID); a reconcile of the key after that could
+	// find the leftover.
+	goneSeen := map[string]int{}
 	for _, r := range tr.Records {
 		obs.see(r)
+		if r.Kind == sim.RecHandler && subj[r.Actor] {
+			for uid, at := range removedAt {
+				o := owners[uid]
+				if _, done := goneSeen[uid]; done || r.Pos < at || normResource(r.Resource) != normResource(o.Resource) || r.Namespace != o.Namespace || r.Name != o.Name {
+					continue
+				}
+				if r.UID != uid || r.EventType == "DELETED" {
+					goneSeen[uid] = r.Pos
+				}
+			}
+		}
 		if r.Kind == sim.RecReconcile && r.Op == "start" {
 			reconcileStart[r.Actor] = r.Pos
 			if subj[r.Actor] {
@@ -147,8 +166,11 @@ func finalizers(tr *sim.Trace, opts Options) Verdict {
 				if e.UID == "" || live[e.UID] || !removed {
 					continue
 				}
-				if o := owners[e.UID]; stripped[e.UID] && lastReconcile[o.Namespace+"/"+o.Name] < pos {
-					continue // not the subject's doing, and it never looked at the key again
+				if o := owners[e.UID]; stripped[e.UID] {
+					seenAt, seen := goneSeen[e.UID]
+					if !seen || lastReconcile[o.Namespace+"/"+o.Name] < seenAt {
+						continue // not the subject's doing, and it never looked at the key again knowing it gone
+					}
 				}
 				if tr.Outcome != "quiet" && tr.End.D()-recAt(tr, pos).At.D() < opts.Bound {
 					continue

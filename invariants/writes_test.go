@@ -417,10 +417,23 @@ func TestBackupLeftAfterAStrippedObjectsKeyWasReconciledAgainFailsFinalizers(t *
 	snap := backups(h.b, p)
 	h.b.RemoveByUpdate("user", p)
 	gone := h.b.Last()
+	again := h.b.Create("user", tracebuild.Obj{Resource: "bellerophons", Namespace: "ns", Name: "p"})
+	h.b.Handle(ctrl, "bellerophons", "ADDED", again)
 	h.b.Add(sim.Record{Kind: sim.RecReconcile, Actor: ctrl, Op: "start", Key: "ns/p"})
 	v := invariants.Finalizers(h.end().Trace("quiet"))
 	wantStatus(t, v, invariants.Fail)
 	wantPositions(t, v, snap.Pos, gone)
+}
+
+func TestBackupLeftWhenTheKeyWasReconciledOnlyFromAStaleCopyIsNotHeldAgainstTheSubject(t *testing.T) {
+	// random-8214: deliveries held, the subject reconciled the key after
+	// the user stripped the object, but its handlers had shown it only the
+	// old incarnation, alive: it had no way to find the leftover.
+	h, p := finalizerRun()
+	backups(h.b, p)
+	h.b.RemoveByUpdate("user", p)
+	h.b.Add(sim.Record{Kind: sim.RecReconcile, Actor: ctrl, Op: "start", Key: "ns/p"})
+	wantStatus(t, invariants.Finalizers(h.end().Trace("quiet")), invariants.Pass)
 }
 
 // A Job's spec.parallelism bounds its active Pods as a ReplicaSet's
