@@ -65,7 +65,7 @@ type Plan struct {
 	// could not be judged (a controller looping on requests, or a plan
 	// far larger than the lab's: a random plan's trace has a few hundred
 	// records, a scenario's a few thousand). It bounds what one run holds
-	// in memory. Optional; default 100000 (sim.DefaultMaxRecords).
+	// in memory. Optional; default 500000 (sim.DefaultMaxRecords).
 	MaxRecords int `json:"maxRecords,omitempty"`
 	// Schedule, optional, is a delivery schedule to enforce: the keys of
 	// the requests answered and the events delivered, in the order a
