@@ -11,11 +11,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/cachelab/cachelab/cachelabtest"
+	"github.com/cachelab/cachelab/fakeapi/fakeapibench"
 	"github.com/cachelab/cachelab/sim"
 )
 
@@ -30,15 +30,6 @@ type Subject struct {
 	Controller cachelabtest.Controller
 	// Plan returns the plan of seed for the subject named subject.
 	Plan func(seed uint64, subject string) *sim.Plan
-}
-
-// cpu returns the process's CPU time (user + system).
-func cpu() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // row is one subject's campaign result.
@@ -81,7 +72,7 @@ func Run(t *testing.T, generator string, subjects ...Subject) {
 	for _, s := range subjects {
 		c := s.Controller
 		rw := &row{subject: c.Name, byInv: map[string]int{}}
-		start := cpu()
+		start := fakeapibench.ProcessCPU()
 		for i := range n {
 			seed := *seedFlag + uint64(i)
 			p := s.Plan(seed, c.Name)
@@ -98,7 +89,7 @@ func Run(t *testing.T, generator string, subjects ...Subject) {
 				names = append(names, v.Invariant)
 			}
 			if rw.dupAt == 0 && slices.Contains(names, "no-duplicate-children") {
-				rw.dupAt, rw.dupCPU, rw.dupSeed = i+1, cpu()-start, seed
+				rw.dupAt, rw.dupCPU, rw.dupSeed = i+1, fakeapibench.ProcessCPU()-start, seed
 			}
 			keep := rw.firstCPU == 0 || slices.Contains(names, "no-duplicate-children")
 			if keep {
@@ -109,14 +100,14 @@ func Run(t *testing.T, generator string, subjects ...Subject) {
 				_ = os.RemoveAll(filepath.Dir(failures[0].ReportPath))
 			}
 			if rw.firstCPU == 0 {
-				rw.firstCPU = cpu() - start
+				rw.firstCPU = fakeapibench.ProcessCPU() - start
 				rw.firstPlan = fmt.Sprintf("seed %d", seed)
 				rw.firstSize = len(p.Steps)
 				rw.firstReport = failures[0].ReportPath
 				t.Logf("%s: first failure at plan %d (seed %d):\n%s", c.Name, i+1, seed, failures[0].Report)
 			}
 		}
-		rw.cpu = cpu() - start
+		rw.cpu = fakeapibench.ProcessCPU() - start
 		rows = append(rows, rw)
 	}
 	if replay {
