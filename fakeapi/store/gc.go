@@ -70,17 +70,7 @@ func (s *Store) deleteObjectGrace(ref objRef, policy metav1.DeletionPropagation,
 // grace 0, generation bumped), or false when no finalizer keeps it and it
 // goes at once.
 func (s *Store) markedForDeletion(cur runtime.Object, policy metav1.DeletionPropagation) (runtime.Object, bool) {
-	finalizers := slices.Clone(mustAccessor(cur).GetFinalizers())
-	switch policy {
-	case metav1.DeletePropagationOrphan:
-		if !slices.Contains(finalizers, metav1.FinalizerOrphanDependents) {
-			finalizers = append(finalizers, metav1.FinalizerOrphanDependents)
-		}
-	case metav1.DeletePropagationForeground:
-		if !slices.Contains(finalizers, metav1.FinalizerDeleteDependents) {
-			finalizers = append(finalizers, metav1.FinalizerDeleteDependents)
-		}
-	}
+	finalizers := withPolicyFinalizer(mustAccessor(cur).GetFinalizers(), policy)
 	if len(finalizers) == 0 && !namespaceHoldsDeletion(cur) {
 		return nil, false
 	}
@@ -96,6 +86,24 @@ func (s *Store) markedForDeletion(cur runtime.Object, policy metav1.DeletionProp
 	var zero int64
 	om.SetDeletionGracePeriodSeconds(&zero)
 	return o, true
+}
+
+// withPolicyFinalizer returns a copy of finalizers with the garbage
+// collector's finalizer of policy added (orphan, foregroundDeletion), as
+// deletionFinalizersForGarbageCollection does.
+func withPolicyFinalizer(finalizers []string, policy metav1.DeletionPropagation) []string {
+	finalizers = slices.Clone(finalizers)
+	add := ""
+	switch policy {
+	case metav1.DeletePropagationOrphan:
+		add = metav1.FinalizerOrphanDependents
+	case metav1.DeletePropagationForeground:
+		add = metav1.FinalizerDeleteDependents
+	}
+	if add != "" && !slices.Contains(finalizers, add) {
+		finalizers = append(finalizers, add)
+	}
+	return finalizers
 }
 
 // processTerminating does the garbage collector's work for a terminating

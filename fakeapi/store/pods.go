@@ -348,10 +348,7 @@ func (s *Store) markedGracefully(r *resState, cur runtime.Object, policy metav1.
 	if om.GetGeneration() > 0 {
 		om.SetGeneration(om.GetGeneration() + 1)
 	}
-	if marked, ok := s.markedForDeletion(o, policy); ok {
-		// Only the policy's finalizer: the mark is this one.
-		om.SetFinalizers(mustAccessor(marked).GetFinalizers())
-	}
+	om.SetFinalizers(withPolicyFinalizer(om.GetFinalizers(), policy))
 	return o, true
 }
 
