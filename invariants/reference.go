@@ -1,0 +1,539 @@
+package invariants
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cachelab/cachelab/sim"
+)
+
+// NameMatchesReference is the differential oracle's verdict: the faulted
+// run settles to the end state of the same plan run without faults (the
+// reference run). It judges two traces, so it is not among All: see
+// MatchesReference.
+const NameMatchesReference = "matches-reference"
+
+// contractReference says what matches-reference checks, for `cachelab
+// explain` and the verdict's detail.
+const contractReference = `A controller's end state is a function of what its users asked, not of
+the faults on the way (Sieve, OSDI'22; Acto, SOSP'23: "the system should
+converge to the same state as in the fault-free run"). The lab runs the
+plan's user actions a second time with no fault (no fault step, no crash or
+restart, no random fault; the same seeded latencies and request costs) and
+compares the end states: the primaries (the objects of the resources the
+user creates, or the resources named) and every object owned by one,
+transitively, through ownerReferences. It normalizes what legitimately
+differs between two runs: UIDs (a UID anywhere reads as the identity of its
+object), resourceVersions, generation, timestamps (every RFC 3339 string),
+managedFields, generated names (generateName + a rank), the order of every
+list, and status.observedGeneration (compared as current or stale against
+its object's generation).`
+
+// ReferenceOptions adapt the end-state comparison to a controller.
+type ReferenceOptions struct {
+	// Primaries are the resources of the controller's primary objects
+	// ("configmaps", "foos" or "foos.example.com"). Optional; default: the
+	// resources of the objects the plan's user creates (its initial objects
+	// and the user's create steps), in either run.
+	Primaries []string
+	// Ignore are dotted field paths left out of every compared object
+	// ("status.lastSyncTime", "metadata.annotations.example.com/seen"), for
+	// what the controller legitimately writes differently from run to run
+	// (a counter of its reconciles, a resourceVersion it remembers). A path
+	// segment may contain dots only as its last one (annotation keys).
+	Ignore []string
+}
+
+// EndState is the normalized end state of one run: every object on the
+// server when it ended, with what two runs may legitimately disagree on
+// taken out (see contractReference). It is small and plain, so that a
+// reference run's end state can be kept and compared with many faulted runs.
+type EndState struct {
+	// Outcome is the run's outcome ("quiet" for a run that settled).
+	Outcome string
+	// Objects are the objects on the server at the end, by ID.
+	Objects []EndObject
+	// Created are the resources (normalized: "foos", not
+	// "foos.example.com") the user or the plan's setup created objects of.
+	Created []string
+	// Missing names the objects whose content the trace does not hold (no
+	// write record at their final resourceVersion).
+	Missing []string
+	// Final is the position of the trace's final record.
+	Final int
+}
+
+// EndObject is one object of an EndState.
+type EndObject struct {
+	// ID names the object across runs: "configmaps/default/a"; a
+	// generated name reads generateName + "*" and its rank among the
+	// objects of that prefix ordered by content ("pods/default/web-*1").
+	ID string
+	// Resource is the object's normalized resource ("foos").
+	Resource string
+	// UID is the object's UID in its run.
+	UID string
+	// Owners are the UIDs of its ownerReferences.
+	Owners []string
+	// Content is the normalized object.
+	Content map[string]any
+	// Pos is the position of the write that left the object so.
+	Pos int
+}
+
+// EndStateOf reads tr's end state (its final record, and the write records
+// holding each final object's content) and normalizes it with opts.Ignore.
+func EndStateOf(tr *sim.Trace, opts ReferenceOptions) (*EndState, error) {
+	if tr == nil || len(tr.Records) == 0 {
+		return nil, fmt.Errorf("the trace is empty")
+	}
+	final, ok := finalRecord(tr)
+	if !ok {
+		return nil, fmt.Errorf("the trace has no final record (the server's state at the end)")
+	}
+	es := &EndState{Outcome: tr.Outcome, Final: final.Pos}
+	// The content of every object version, by resourceVersion, and the
+	// identity of every UID the run wrote.
+	byRV := map[int64]int{}
+	created := map[string]bool{}
+	everKey := map[string]key{}
+	for i, r := range tr.Records {
+		if r.Kind != sim.RecWrite || r.Name == "" {
+			continue
+		}
+		byRV[r.RV] = i
+		if r.UID != "" {
+			everKey[r.UID] = recKey(r)
+		}
+		if r.Verb == "create" && (r.Actor == actorUser || r.Actor == sim.ClientSetup) {
+			created[normResource(r.Resource)] = true
+		}
+	}
+	for res := range created {
+		es.Created = append(es.Created, res)
+	}
+	sort.Strings(es.Created)
+
+	type raw struct {
+		st      sim.ObjectState
+		obj     map[string]any
+		pos     int
+		genName string // generateName, when the name was generated
+	}
+	var objs []raw
+	for _, st := range final.Objects {
+		if isEventsResource(st.Resource) {
+			continue
+		}
+		i, ok := byRV[st.RV]
+		if !ok || tr.Records[i].Name != st.Name {
+			es.Missing = append(es.Missing, stateKey(st).String())
+			continue
+		}
+		var obj map[string]any
+		if err := json.Unmarshal(tr.Records[i].Object, &obj); err != nil || obj == nil {
+			es.Missing = append(es.Missing, stateKey(st).String())
+			continue
+		}
+		r := raw{st: st, obj: obj, pos: i}
+		if md, _ := obj["metadata"].(map[string]any); md != nil {
+			if g, _ := md["generateName"].(string); g != "" && strings.HasPrefix(st.Name, g) && len(st.Name) > len(g) {
+				r.genName = g
+			}
+		}
+		objs = append(objs, r)
+	}
+
+	// First pass: a provisional name for every object (generated names
+	// read generateName + "*"), so that references to them normalize.
+	names := map[string]string{} // generated name -> provisional
+	provisional := func(r raw) string {
+		k := stateKey(r.st)
+		if r.genName != "" {
+			k.Name = r.genName + "*"
+		}
+		return k.String()
+	}
+	uidID := map[string]string{}
+	for _, r := range objs {
+		if r.genName != "" {
+			names[r.st.Name] = r.genName + "*"
+		}
+		uidID[r.st.UID] = provisional(r)
+	}
+	for uid, k := range everKey {
+		if _, live := uidID[uid]; !live {
+			uidID[uid] = "deleted " + k.String()
+		}
+	}
+	n := newNormalizer(uidID, names, opts.Ignore)
+	type done struct {
+		raw
+		id      string
+		content map[string]any
+		json    string
+	}
+	var out []done
+	for _, r := range objs {
+		c := n.object(r.obj)
+		b, _ := json.Marshal(c)
+		out = append(out, done{raw: r, id: provisional(r), content: c, json: string(b)})
+	}
+	// Rank generated names by content, so that two runs name alike what
+	// they hold alike.
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].id != out[j].id {
+			return out[i].id < out[j].id
+		}
+		return out[i].json < out[j].json
+	})
+	rank := map[string]int{}
+	for _, d := range out {
+		id := d.id
+		if d.genName != "" {
+			rank[id]++
+			id = fmt.Sprintf("%s%d", id, rank[id])
+		}
+		o := EndObject{ID: id, Resource: normResource(d.st.Resource), UID: d.st.UID, Content: d.content, Pos: d.pos}
+		if md, _ := d.obj["metadata"].(map[string]any); md != nil {
+			refs, _ := md["ownerReferences"].([]any)
+			for _, ref := range refs {
+				if m, _ := ref.(map[string]any); m != nil {
+					if uid, _ := m["uid"].(string); uid != "" {
+						o.Owners = append(o.Owners, uid)
+					}
+				}
+			}
+		}
+		es.Objects = append(es.Objects, o)
+	}
+	return es, nil
+}
+
+// actorUser is the client name of the plan's user steps.
+const actorUser = "user"
+
+// normalizer rewrites an object's JSON for the comparison.
+type normalizer struct {
+	uids   *strings.Replacer
+	names  map[string]string
+	ignore [][]string
+}
+
+func newNormalizer(uidID, names map[string]string, ignore []string) *normalizer {
+	var pairs []string
+	uids := make([]string, 0, len(uidID))
+	for u := range uidID {
+		uids = append(uids, u)
+	}
+	sort.Strings(uids) // strings.NewReplacer prefers earlier pairs: a fixed order
+	for _, u := range uids {
+		pairs = append(pairs, u, "<uid of "+uidID[u]+">")
+	}
+	n := &normalizer{uids: strings.NewReplacer(pairs...), names: names}
+	for _, p := range ignore {
+		n.ignore = append(n.ignore, splitPath(p))
+	}
+	return n
+}
+
+// splitPath splits "metadata.annotations.example.com/x" at its first dots:
+// as many segments as the object has maps to descend, the rest one key.
+func splitPath(p string) []string { return strings.Split(p, ".") }
+
+// object returns the normalized copy of obj.
+func (n *normalizer) object(obj map[string]any) map[string]any {
+	obj = deepCopyJSON(obj).(map[string]any)
+	for _, path := range n.ignore {
+		deletePath(obj, path)
+	}
+	if md, _ := obj["metadata"].(map[string]any); md != nil {
+		for _, f := range []string{"uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "selfLink"} {
+			delete(md, f)
+		}
+		if _, ok := md["deletionTimestamp"]; ok {
+			md["deletionTimestamp"] = "<set>"
+		}
+		if name, _ := md["name"].(string); n.names[name] != "" {
+			md["name"] = n.names[name]
+		}
+	}
+	gen := generationOf(obj)
+	if st, _ := obj["status"].(map[string]any); st != nil {
+		observedGenerations(st, gen)
+	}
+	return n.walk(obj).(map[string]any)
+}
+
+// generationOf returns metadata.generation, -1 if absent.
+func generationOf(obj map[string]any) float64 {
+	md, _ := obj["metadata"].(map[string]any)
+	if g, ok := md["generation"].(float64); ok {
+		return g
+	}
+	return -1
+}
+
+// observedGenerations replaces every observedGeneration under status by
+// "<current>" or "<stale>" against the object's generation: a child whose
+// spec was written more often in one run has another generation, not
+// another state.
+func observedGenerations(v any, gen float64) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if k == "observedGeneration" {
+				if g, ok := e.(float64); ok && gen >= 0 {
+					if g == gen {
+						x[k] = "<current>"
+					} else {
+						x[k] = "<stale>"
+					}
+				}
+				continue
+			}
+			observedGenerations(e, gen)
+		}
+	case []any:
+		for _, e := range x {
+			observedGenerations(e, gen)
+		}
+	}
+}
+
+// walk normalizes strings (UIDs, generated names, timestamps) and sorts
+// every list.
+func (n *normalizer) walk(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = n.walk(e)
+		}
+		return x
+	case []any:
+		for i, e := range x {
+			x[i] = n.walk(e)
+		}
+		sort.SliceStable(x, func(i, j int) bool { return canonical(x[i]) < canonical(x[j]) })
+		return x
+	case string:
+		if isTimestamp(x) {
+			return "<time>"
+		}
+		if p, ok := n.names[x]; ok {
+			return p
+		}
+		return n.uids.Replace(x)
+	}
+	return v
+}
+
+func canonical(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// isTimestamp reports whether s is an RFC 3339 time (metav1.Time and
+// MicroTime write so).
+func isTimestamp(s string) bool {
+	if len(s) < 20 || s[4] != '-' || s[10] != 'T' {
+		return false
+	}
+	_, err := time.Parse(time.RFC3339Nano, s)
+	return err == nil
+}
+
+func deepCopyJSON(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = deepCopyJSON(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = deepCopyJSON(e)
+		}
+		return out
+	}
+	return v
+}
+
+// deletePath removes the field at path; a key with dots (an annotation)
+// matches the rest of the path joined.
+func deletePath(obj map[string]any, path []string) {
+	cur := obj
+	for i, seg := range path {
+		rest := strings.Join(path[i:], ".")
+		if _, ok := cur[rest]; ok {
+			delete(cur, rest)
+			return
+		}
+		if i == len(path)-1 {
+			delete(cur, seg)
+			return
+		}
+		next, ok := cur[seg].(map[string]any)
+		if !ok {
+			return
+		}
+		cur = next
+	}
+}
+
+// compared returns the objects of es the comparison judges, by ID: those
+// of a primary resource and those owned by one, transitively.
+func (es *EndState) compared(primaries map[string]bool) map[string]EndObject {
+	byUID := map[string]EndObject{}
+	for _, o := range es.Objects {
+		byUID[o.UID] = o
+	}
+	in := map[string]bool{}
+	var judged func(o EndObject, depth int) bool
+	judged = func(o EndObject, depth int) bool {
+		if v, ok := in[o.UID]; ok {
+			return v
+		}
+		if primaries[o.Resource] {
+			in[o.UID] = true
+			return true
+		}
+		if depth > len(es.Objects) {
+			return false
+		}
+		in[o.UID] = false // an ownership cycle is no ownership
+		for _, u := range o.Owners {
+			if owner, ok := byUID[u]; ok && judged(owner, depth+1) {
+				in[o.UID] = true
+				return true
+			}
+		}
+		return false
+	}
+	out := map[string]EndObject{}
+	for _, o := range es.Objects {
+		if judged(o, 0) {
+			out[o.ID] = o
+		}
+	}
+	return out
+}
+
+// MatchesReference judges the end state of tr (a faulted run) against ref,
+// the end state of the same plan's reference run (EndStateOf of its
+// trace). It fails, with a diff (- reference, + this run), when an object
+// judged (see ReferenceOptions.Primaries) differs, is missing or is extra;
+// it is Unknown when either run did not settle (outcome other than
+// "quiet") or the trace lacks an object's content.
+func MatchesReference(tr *sim.Trace, ref *EndState, opts ReferenceOptions) Verdict {
+	v := func(s Status, reason string) Verdict {
+		return Verdict{Invariant: NameMatchesReference, Status: s, Reason: reason}
+	}
+	if ref == nil {
+		return v(Unknown, "no reference run to compare with")
+	}
+	if ref.Outcome != "quiet" {
+		return v(Unknown, fmt.Sprintf("the fault-free reference run did not settle (outcome %q): it has no end state to compare with", firstLine(ref.Outcome)))
+	}
+	got, err := EndStateOf(tr, opts)
+	if err != nil {
+		return v(Unknown, err.Error())
+	}
+	if got.Outcome != "quiet" {
+		return v(Unknown, fmt.Sprintf("the run did not settle (outcome %q): its end state is not one", firstLine(got.Outcome)))
+	}
+	if len(got.Missing) > 0 || len(ref.Missing) > 0 {
+		return v(Unknown, fmt.Sprintf("the traces lack the content of %s", strings.Join(append(got.Missing, ref.Missing...), ", ")))
+	}
+	return CompareEndStates(got, ref, opts)
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// CompareEndStates compares two settled end states: got (the faulted run,
+// whose positions the verdict cites) with want (the reference).
+func CompareEndStates(got, want *EndState, opts ReferenceOptions) Verdict {
+	primaries := map[string]bool{}
+	for _, r := range opts.Primaries {
+		primaries[normResource(r)] = true
+	}
+	if len(primaries) == 0 {
+		for _, r := range append(append([]string(nil), got.Created...), want.Created...) {
+			primaries[r] = true
+		}
+	}
+	g, w := got.compared(primaries), want.compared(primaries)
+	ids := map[string]bool{}
+	for id := range g {
+		ids[id] = true
+	}
+	for id := range w {
+		ids[id] = true
+	}
+	sorted := make([]string, 0, len(ids))
+	for id := range ids {
+		sorted = append(sorted, id)
+	}
+	sort.Strings(sorted)
+	var diffs []string
+	var positions []int
+	var differ []string
+	for _, id := range sorted {
+		gobj, inG := g[id]
+		wo, inW := w[id]
+		switch {
+		case !inG:
+			differ = append(differ, id+" (missing)")
+			diffs = append(diffs, fmt.Sprintf("%s: in the reference, not in this run:\n%s", id, indent(prettyJSON(wo.Content))))
+		case !inW:
+			differ = append(differ, id+" (extra)")
+			positions = append(positions, gobj.Pos)
+			diffs = append(diffs, fmt.Sprintf("%s: in this run, not in the reference (written at #%d):\n%s", id, gobj.Pos, indent(prettyJSON(gobj.Content))))
+		default:
+			if d := cmp.Diff(wo.Content, gobj.Content); d != "" {
+				differ = append(differ, id)
+				positions = append(positions, gobj.Pos)
+				diffs = append(diffs, fmt.Sprintf("%s: differs (- reference, + this run; last written at #%d):\n%s", id, gobj.Pos, d))
+			}
+		}
+	}
+	judged := make([]string, 0, len(primaries))
+	for r := range primaries {
+		judged = append(judged, r)
+	}
+	sort.Strings(judged)
+	if len(differ) == 0 {
+		return Verdict{Invariant: NameMatchesReference, Status: Pass,
+			Reason: fmt.Sprintf("the end state equals the fault-free reference run's: %d objects (primaries: %s, and what they own)", len(g), strings.Join(judged, ", "))}
+	}
+	positions = append(positions, got.Final)
+	vd := Verdict{Invariant: NameMatchesReference, Status: Fail, Positions: positions,
+		Reason: fmt.Sprintf("the end state differs from the fault-free reference run's (same user actions, no fault) in %d of %d objects: %s",
+			len(differ), len(ids), strings.Join(differ, ", ")),
+		Detail: "primaries: " + strings.Join(judged, ", ") + " (and every object they own)\n\n" + strings.Join(diffs, "\n")}
+	at := positions[0]
+	vd.At = &at
+	return vd
+}
+
+func prettyJSON(v any) string {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(s, "\n", "\n  ")
+}
