@@ -109,6 +109,9 @@ func Files(paths ...string) Plans { return Plans{files: paths} }
 // package's folder.
 func Test(t *testing.T, c Controller, plans ...Plans) {
 	t.Helper()
+	if err := c.CRDs.Err(); err != nil {
+		t.Fatal(err)
+	}
 	run(t, t.Name(), c, nil, plans)
 }
 
@@ -140,6 +143,9 @@ type Failure struct {
 //	}
 func Catch(t *testing.T, c Controller, plans ...Plans) []*Failure {
 	t.Helper()
+	if err := c.CRDs.Err(); err != nil {
+		t.Fatal(err)
+	}
 	var failures []*Failure
 	name := t.Name()
 	always := func(string, string) (bool, error) { return true, nil }
@@ -165,7 +171,7 @@ func run(t *testing.T, top string, c Controller, sink *[]*Failure, plans []Plans
 	}
 	c.Name = name
 	if err := sim.ReplaceSubject(sim.SubjectInfo{Name: name, Summary: "a controller under test (" + t.Name() + ")",
-		CRDs: c.CRDs, New: func() sim.Subject { return newSubject(c) }}); err != nil {
+		CRDs: c.CRDs.served(), New: func() sim.Subject { return newSubject(c) }}); err != nil {
 		t.Fatal(err)
 	}
 	sim.PrepareClientGo()

@@ -47,8 +47,9 @@ type Controller struct {
 	// uses; default client-go's scheme.
 	Scheme *runtime.Scheme
 
-	// CRDs are the custom resources the controller needs served.
-	CRDs []sim.CRD
+	// CRDs are the custom resources the controller needs served: their
+	// manifests, CRDs("config/crd/bases"), as envtest takes them.
+	CRDs CRDSet
 
 	// Desired, optional, says whether the server's state is the state the
 	// controller wants: nil if it is, else an error saying why not. The lab
