@@ -273,5 +273,3 @@ func TestTeardownDeletesOwnChildrenThenReleasesTheWebApp(t *testing.T) {
 		t.Errorf("configmap a-config: %v, want NotFound", err)
 	}
 }
-
-
