@@ -85,7 +85,7 @@ func commands() []command {
 			"cachelab report out/tombstone-after-410/bellerophon/trace.jsonl -o /tmp/r.html", reportCmd},
 		{"list", "list the scenarios, subjects and invariants", "",
 			"cachelab list", listCmd},
-		{"explain", "tell a scenario's story, its sources and expected verdicts", "NAME|FILE",
+		{"explain", "tell a scenario's story, its sources and expected verdicts; --list: the guided course over the 28 edge cases", "NAME|FILE | --list [--html FILE]",
 			"cachelab explain delete-recreate-during-gap", explainCmd},
 		{"serve", "serve the fake API server in real time (TLS, token, kubeconfig, live faults) for your own controller or kubectl", "[--faults FILE] [--crd FILE] [--seed-objects FILE] [--address ADDR]",
 			"cachelab serve --crd subjects/bellerophon/config/crd.yaml --faults faults.json\n  export KUBECONFIG=$PWD/out/serve/kubeconfig; kubectl get pods -w", serveCmd},
