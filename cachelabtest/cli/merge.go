@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	lab "github.com/cachelab/cachelab/cachelabtest"
 )
@@ -13,7 +14,7 @@ import (
 func mergeCommand() command {
 	return command{"merge",
 		"merge the output folders of a sharded campaign (run --shard i/n) into one index.html and junit.xml",
-		"DIR... [--out DIR]",
+		"DIR... [--out DIR]   (a DIR may be a pattern, as /results/shard-*: merge expands it itself, so an image needs no shell)",
 		"cachelab merge out/shard-0 out/shard-1 --out out/merged   # after: cachelab run --random 100 --shard 0/2 --out out/shard-0 (and 1/2)", mergeCmd}
 }
 
@@ -34,6 +35,11 @@ func mergeCmd(env *Env, args []string) int {
 	}
 	if *out == "" {
 		fmt.Fprintf(env.Stderr, "cachelab merge: --out must name a folder\n")
+		return ExitUsage
+	}
+	pos, err = expandShardGlobs(pos)
+	if err != nil {
+		printErr(env, "merge", err)
 		return ExitUsage
 	}
 	m, err := lab.MergeResults(pos)
@@ -62,4 +68,27 @@ func mergeCmd(env *Env, args []string) int {
 		return ExitUnexpected
 	}
 	return ExitOK
+}
+
+// expandShardGlobs expands the arguments that are patterns (as
+// "/results/shard-*", which a container with no shell passes as is) into
+// the folders they match, in order; a pattern that matches nothing is an
+// error.
+func expandShardGlobs(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		if !strings.ContainsAny(a, "*?[") {
+			out = append(out, a)
+			continue
+		}
+		m, err := filepath.Glob(a)
+		if err != nil {
+			return nil, fmt.Errorf("bad pattern %q: %w", a, err)
+		}
+		if len(m) == 0 {
+			return nil, fmt.Errorf("%q matches no shard folder", a)
+		}
+		out = append(out, m...)
+	}
+	return out, nil
 }

@@ -213,6 +213,7 @@ func TestMergeRefusesOverlappingOrMissingShards(t *testing.T) {
 		{[]string{dir("a")}, "missing shards 1/2"},
 		{[]string{dir("a"), dir("a")}, "are both shard 0/2"},
 		{[]string{dir("nope")}, "give a folder written by `cachelab run --out DIR`"},
+		{[]string{dir("zz*")}, "matches no shard folder"},
 	} {
 		code, _, errs := run(t, append([]string{"merge", "--out", dir("m")}, c.dirs...)...)
 		if code != ExitUsage || !strings.Contains(errs, c.want) {
@@ -221,6 +222,11 @@ func TestMergeRefusesOverlappingOrMissingShards(t *testing.T) {
 	}
 	if code, out, errs := run(t, "merge", "--out", dir("m"), dir("b"), dir("a")); code != ExitOK || !strings.Contains(out, "merged 3 runs") {
 		t.Errorf("merge of both shards: exit %d: %s%s", code, out, errs)
+	}
+	// A pattern is expanded by merge itself: the merge Job's image has no
+	// shell to expand /results/shard-*.
+	if code, out, errs := run(t, "merge", "--out", dir("m2"), dir("[ab]")); code != ExitOK || !strings.Contains(out, "merged 3 runs") || !strings.Contains(out, "from 2 shards") {
+		t.Errorf("merge of the pattern %s: exit %d: %s%s", dir("[ab]"), code, out, errs)
 	}
 }
 
