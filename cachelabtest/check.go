@@ -1,19 +1,21 @@
 package cachelabtest
 
 import (
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"pgregory.net/rapid"
 
+	"github.com/cachelab/cachelab/fakeapi"
 	"github.com/cachelab/cachelab/invariants"
 	"github.com/cachelab/cachelab/scenarios"
 	"github.com/cachelab/cachelab/sim"
@@ -32,10 +34,23 @@ type Plans struct {
 	scenarios []string
 	files     []string
 	plans     []*sim.Plan
+	// errs are the wrong inputs given to These or Random's options: Test
+	// and Catch report each as an error of the test, and run nothing of
+	// these Plans.
+	errs []error
 }
 
-// These runs the given plans (their Subject is set to the controller).
-func These(plans ...*sim.Plan) Plans { return Plans{plans: plans} }
+// These runs the given plans (their Subject is set to the controller). A
+// nil plan is an error of the test.
+func These(plans ...*sim.Plan) Plans {
+	ps := Plans{plans: plans}
+	for i, p := range plans {
+		if p == nil {
+			ps.errs = append(ps.errs, fmt.Errorf("These: plan %d of %d is nil (give *sim.Plan values, as sim.LoadPlanFile returns them)", i+1, len(plans)))
+		}
+	}
+	return ps
+}
 
 // Random runs rapid-generated random plans (rapid.Check, each run in a
 // synctest bubble with rapid.SyncTest): a few user actions on ConfigMaps
@@ -72,16 +87,36 @@ type RandomOption func(*Plans)
 
 // RequestCost sets the virtual time every request of a Random plan takes
 // (the plan's Faults.RequestLatency, fixed); 0 answers requests at the
-// instant they are asked.
-func RequestCost(d time.Duration) RandomOption { return func(p *Plans) { p.cost = d } }
+// instant they are asked. A negative d is an error of the test.
+func RequestCost(d time.Duration) RandomOption {
+	return func(p *Plans) {
+		if d < 0 {
+			p.errs = append(p.errs, fmt.Errorf("RequestCost(%s): a request cannot take negative time (give 0 to answer at once, or a duration such as %s)", d, DefaultRequestCost))
+			return
+		}
+		p.cost = d
+	}
+}
 
 // Children says what the controller keeps for each ConfigMap: objects of
 // resource ("secrets") named by nameFormat, "%s" standing for the
 // ConfigMap's name ("%s", "%s-copy"). Random plans then delete those
 // children, let another writer change them, and hold, fail and time out
 // their watches and writes.
+//
+// A resource the lab's server does not serve (neither built in nor one of
+// the Controller's CRDs), and a name format without "%s", are errors of
+// the test.
 func Children(resource, nameFormat string) RandomOption {
 	return func(p *Plans) {
+		switch {
+		case resource == "":
+			p.errs = append(p.errs, fmt.Errorf("Children(%q, %q): give the resource of the children, as a plural name (\"secrets\", \"configmaps\")", resource, nameFormat))
+			return
+		case !strings.Contains(nameFormat, "%s"):
+			p.errs = append(p.errs, fmt.Errorf("Children(%q, %q): the name format has no %%s, so every ConfigMap would name the same child %q: write where the ConfigMap's name goes, as \"%%s\" or \"%%s-copy\"", resource, nameFormat, nameFormat))
+			return
+		}
 		p.gen.ChildResource = resource
 		p.gen.ChildName = func(name string) string { return strings.ReplaceAll(nameFormat, "%s", name) }
 	}
@@ -104,6 +139,15 @@ func Files(paths ...string) Plans { return Plans{files: paths} }
 // does not recover it ends the test binary, as in production: the lab
 // cannot catch it.
 //
+// A plan that cannot run (malformed, a scenario or file not found, a nil
+// plan, a wrong option, an Expect naming no invariant) is an error of the
+// test, never a pass. A failure the Controller's Expect accepts does not
+// fail the plan; the failure text and report show it as expected, with its
+// reason.
+//
+// Each call runs each plan once, whatever go test's -count (which runs
+// the whole test again).
+//
 // The files of a failed plan (plan.json, trace.jsonl, report.html,
 // verdicts.json) are written under testdata/cachelab/<test name>/ in the
 // package's folder.
@@ -121,8 +165,11 @@ type Failure struct {
 	// when rapid could shrink it).
 	Plan *sim.Plan
 	// Failed are the failed verdicts (a run that itself failed is a
-	// verdict "run").
+	// verdict "run") that the Controller's Expect does not accept.
 	Failed []invariants.Verdict
+	// Expected are the failed verdicts of the plan that the
+	// Controller's Expect accepts.
+	Expected []invariants.Verdict
 	// Report is the failure's text, as Test prints it.
 	Report string
 	// ReportPath is the HTML report's path; ReplayCommand the command
@@ -130,13 +177,19 @@ type Failure struct {
 	ReportPath, ReplayCommand string
 	// Runs is how many plans had run when this one failed (rapid's
 	// shrinking included): for the first failure, the plans to find it.
+	// Plans whose failures the Controller's Expect accepts count as run,
+	// not as failures.
 	Runs int
 }
 
 // Catch runs c under plans as Test does, but returns the failures instead
-// of failing t: for a test that asserts the lab catches a planted bug.
-// The runs happen in a test of their own (testing.RunTests, named as t),
-// whose output is discarded; the last failure is the shrunk one.
+// of failing t: for a test that asserts the lab catches a planted bug. The
+// plans run as subtests of t that pass (a failure is logged, seen with
+// -v); random plans are shrunk as in Test, and the last failure is the
+// shrunk one. A failure the Controller's Expect accepts is not returned.
+//
+// A plan that cannot run is an error of t (never a caught failure, never
+// a pass). Each call runs each plan once, whatever go test's -count.
 //
 //	if f := cachelabtest.Catch(t, buggy); len(f) == 0 {
 //		t.Fatal("the lab did not catch the planted bug")
@@ -147,22 +200,13 @@ func Catch(t *testing.T, c Controller, plans ...Plans) []*Failure {
 		t.Fatal(err)
 	}
 	var failures []*Failure
-	name := t.Name()
-	always := func(string, string) (bool, error) { return true, nil }
-	saved := os.Stdout
-	if devnull, err := os.Open(os.DevNull); err == nil {
-		os.Stdout = devnull
-		defer devnull.Close()
-	}
-	testing.RunTests(always, []testing.InternalTest{{Name: name, F: func(it *testing.T) {
-		run(it, name, c, &failures, plans)
-	}}})
-	os.Stdout = saved
+	run(t, t.Name(), c, &failures, plans)
 	return failures
 }
 
-// run is Test, and Catch when sink is not nil: failures go to sink too.
-// top is the name of the go test that replays a plan.
+// run is Test, and Catch when sink is not nil: failures go to sink then,
+// and the plans' subtests pass. top is the name of the go test that
+// replays a plan.
 func run(t *testing.T, top string, c Controller, sink *[]*Failure, plans []Plans) {
 	t.Helper()
 	name := c.Name
@@ -170,26 +214,39 @@ func run(t *testing.T, top string, c Controller, sink *[]*Failure, plans []Plans
 		name = safe(t.Name())
 	}
 	c.Name = name
+	expect, err := c.expectations()
+	if err != nil {
+		t.Errorf("cachelabtest: %v", err)
+		return
+	}
 	if err := sim.ReplaceSubject(sim.SubjectInfo{Name: name, Summary: "a controller under test (" + t.Name() + ")",
 		CRDs: c.CRDs.served(), New: func() sim.Subject { return newSubject(c) }}); err != nil {
 		t.Fatal(err)
 	}
 	sim.PrepareClientGo()
 	out := filepath.Join("testdata", "cachelab", safe(top))
-	rep := &reporter{top: top, sink: sink}
+	rep := &reporter{top: top, sink: sink, expect: expect}
 	if *planFlag != "" {
 		p, err := sim.LoadPlanFile(*planFlag)
 		if err != nil {
 			t.Fatalf("cachelabtest: -cachelab.plan: %v", err)
 		}
 		p.Subject = name
-		runJobs(t, rep, []Job{NewJob(p, nil)}, out)
+		if jobs := runnable(t, []Job{NewJob(p, nil)}); len(jobs) > 0 {
+			runJobs(t, rep, jobs, out)
+		}
 		return
 	}
 	if len(plans) == 0 {
 		plans = []Plans{Random()}
 	}
 	for _, ps := range plans {
+		if len(ps.errs) > 0 {
+			for _, err := range ps.errs {
+				t.Errorf("cachelabtest: %v", err)
+			}
+			continue
+		}
 		var jobs []Job
 		for _, n := range ps.scenarios {
 			s, err := scenarios.Get(n)
@@ -214,21 +271,74 @@ func run(t *testing.T, top string, c Controller, sink *[]*Failure, plans []Plans
 			p.Subject = name
 			jobs = append(jobs, NewJob(p, nil))
 		}
-		if len(jobs) > 0 {
+		if jobs = runnable(t, jobs); len(jobs) > 0 {
 			runJobs(t, rep, jobs, out)
 		}
 		if ps.random {
+			if err := servesChildren(name, ps.gen.ChildResource); err != nil {
+				t.Errorf("cachelabtest: %v", err)
+				continue
+			}
 			runRandom(t, rep, name, ps, out)
 		}
 	}
+}
+
+// runnable returns the jobs whose plans can run, and reports each that
+// cannot as an error of t: a malformed plan is never a pass, nor a failure
+// of the controller.
+func runnable(t *testing.T, jobs []Job) []Job {
+	t.Helper()
+	var ok []Job
+	for _, j := range jobs {
+		if err := j.Plan.Validate(); err != nil {
+			t.Errorf("cachelabtest: plan %q cannot run: %v", j.Plan.Name, strings.ReplaceAll(err.Error(), "\n", "; "))
+			continue
+		}
+		ok = append(ok, j)
+	}
+	return ok
+}
+
+// servesChildren returns an error when resource (Children's) is not served
+// to subject: neither a built-in resource of the lab's server nor one of
+// the subject's CRDs.
+func servesChildren(subject, resource string) error {
+	if resource == "" {
+		return nil
+	}
+	var served []string
+	add := func(gvr schema.GroupVersionResource) {
+		served = append(served, gvr.Resource)
+		if gvr.Group != "" {
+			served = append(served, gvr.Resource+"."+gvr.Group)
+		}
+	}
+	for _, r := range fakeapi.NewServer(fakeapi.Options{}).Resources() {
+		add(r.GVR)
+	}
+	if info, ok := sim.LookupSubject(subject); ok {
+		for _, c := range info.CRDs {
+			add(c.GVR)
+		}
+	}
+	if slices.Contains(served, resource) {
+		return nil
+	}
+	slices.Sort(served)
+	served = slices.Compact(served)
+	return fmt.Errorf("Children(%q, ...): the lab's server does not serve %q%s: give a built-in resource's plural name (%s) or add its CRD to Controller.CRDs",
+		resource, resource, scenarios.Suggest(resource, served), strings.Join(served, ", "))
 }
 
 // reporter reports the failures of one Test or Catch.
 type reporter struct {
 	top  string
 	sink *[]*Failure
-	mu   sync.Mutex
-	runs int
+	// expect are the failures the Controller accepts, by invariant.
+	expect map[string]Expectation
+	mu     sync.Mutex
+	runs   int
 }
 
 // ran counts a finished run.
@@ -238,9 +348,58 @@ func (rep *reporter) ran() {
 	rep.mu.Unlock()
 }
 
-// replayCommand is the command that replays the plan saved at path.
+// startDir is the folder the test binary started in: go test runs it in
+// the package's folder.
+var startDir, _ = os.Getwd()
+
+// replayCommand is the command that replays the plan saved at path, as
+// run from the module's root (where `go test ./...` is run): the package's
+// path, then the test, then the plan's path from the package's folder
+// (absolute when the plan is outside it).
 func (rep *reporter) replayCommand(path string) string {
-	return fmt.Sprintf("go test -run '^%s$' -cachelab.plan=%s", strings.ReplaceAll(rep.top, "/", "$/^"), path)
+	return fmt.Sprintf("go test %s -run '^%s$' -cachelab.plan=%s", packageArg(), strings.ReplaceAll(rep.top, "/", "$/^"), shellQuote(planArg(path)))
+}
+
+// packageArg is the test's package as go test takes it from the module's
+// root ("./cachelabtest"), or "." when no go.mod is found above it.
+func packageArg() string {
+	for dir := startDir; dir != ""; {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			rel, err := filepath.Rel(dir, startDir)
+			if err != nil || rel == "." {
+				return "."
+			}
+			return "./" + filepath.ToSlash(rel)
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			break
+		}
+		dir = up
+	}
+	return "."
+}
+
+// planArg is path as the test binary, started in the package's folder,
+// reads it: relative to that folder when inside it, else absolute.
+func planArg(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return path
+	}
+	if rel, err := filepath.Rel(startDir, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return rel
+	}
+	return abs
+}
+
+// shellQuote quotes s for a POSIX shell when it holds a character the
+// shell would read.
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"$`\\*?[]{}()<>|&;#~!") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // runJobs runs jobs, one subtest each, and reports their failures.
@@ -259,38 +418,48 @@ func runJobs(t *testing.T, rep *reporter, jobs []Job, out string) {
 			r.Wall = time.Since(start)
 			judge(r, tr, err)
 			rep.ran()
-			if failures := r.failures(); len(failures) > 0 {
-				t.Error(rep.report(r, failures, filepath.Join(out, id)))
-			} else if testing.Verbose() {
-				t.Log(summary(r))
+			failures, expected := rep.failures(r)
+			switch {
+			case len(failures) > 0 && rep.sink != nil:
+				t.Log("caught: " + rep.report(r, failures, expected, filepath.Join(out, id)))
+			case len(failures) > 0:
+				t.Error(rep.report(r, failures, expected, filepath.Join(out, id)))
+			case testing.Verbose():
+				t.Log(rep.summary(r))
 			}
 		})
 	}
 }
 
-// runRandom checks random plans with rapid.
+// runRandom checks random plans with rapid. For Catch, rapid reports to a
+// catcher, so that a failing plan is shrunk and returned without failing
+// t.
 func runRandom(t *testing.T, rep *reporter, subject string, ps Plans, out string) {
 	t.Helper()
 	gen := rapid.Map(scenarios.PlanGenWith(subject, ps.gen), func(p sim.Plan) drawnPlan { return drawnPlan{p} })
-	rapid.Check(t, func(rt *rapid.T) {
+	var tb rapid.TB = t
+	if rep.sink != nil {
+		tb = &catcher{T: t}
+	}
+	rapid.Check(tb, func(rt *rapid.T) {
 		p := gen.Draw(rt, "plan").Plan
 		if ps.cost > 0 && p.Faults.RequestLatency.Kind == "" {
 			p.Faults.RequestLatency = sim.Distribution{Kind: "fixed", Max: sim.Duration(ps.cost)}
 		}
 		r := &Result{Job: NewJob(&p, nil)}
 		start := time.Now()
-		tr, err := runPlanRapid(rt, &p)
+		tr, err := runPlan(t, &p)
 		r.Wall = time.Since(start)
 		judge(r, tr, err)
 		rep.ran()
-		if failures := r.failures(); len(failures) > 0 {
+		if failures, expected := rep.failures(r); len(failures) > 0 {
 			// The last failing plan (rapid's shrunk one, which it runs
 			// last) is what the folder holds at the end. rapid logs the
 			// report of that last run; the failure itself names only the
 			// failed verdicts, which rapid requires to be the same when
 			// it runs a smaller plan twice to accept it (times and
 			// positions may differ from run to run).
-			rt.Log(rep.report(r, failures, filepath.Join(out, "random")))
+			rt.Log(rep.report(r, failures, expected, filepath.Join(out, "random")))
 			names := make([]string, 0, len(failures))
 			for _, v := range failures {
 				names = append(names, v.Invariant)
@@ -300,25 +469,53 @@ func runRandom(t *testing.T, rep *reporter, subject string, ps Plans, out string
 	})
 }
 
-// runPlanRapid runs p in a bubble of rapid's (rapid.SyncTest), keeping the
-// trace when goroutines outlive the run.
-func runPlanRapid(rt *rapid.T, p *sim.Plan) (tr *sim.Trace, err error) {
-	defer func() {
-		if x := recover(); x != nil {
-			msg := fmt.Sprint(x)
-			if !strings.Contains(msg, "blocked goroutines remain") && !strings.Contains(msg, "deadlock") {
-				panic(x)
-			}
-			err = fmt.Errorf("%s: goroutines of the controller were still blocked when the run ended (a goroutine that does not return after its context ends)", firstLineOf(msg))
-		}
-	}()
-	rapid.SyncTest(rt, func(rt *rapid.T) {
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		tr, err = sim.RunInBubble(ctx, p)
-	})
-	return tr, err
+// catcher is the testing.TB rapid reports to under Catch: it keeps rapid's
+// verdict on the random plans from failing the test, and passes the rest
+// (Name, Helper, Skip, Cleanup) to the test. The plans' bubbles run on the
+// test itself (runPlan), never failing it.
+type catcher struct {
+	*testing.T
+	mu     sync.Mutex
+	failed bool
 }
+
+func (c *catcher) fail() {
+	c.mu.Lock()
+	c.failed = true
+	c.mu.Unlock()
+}
+
+// Errorf records that rapid found a failing plan; the message is rapid's
+// (seed, failfile), dropped: the Failure holds the report.
+func (c *catcher) Errorf(string, ...any) { c.fail() }
+
+// Error is Errorf.
+func (c *catcher) Error(...any) { c.fail() }
+
+// Fatalf is Errorf: rapid calls it after its last check.
+func (c *catcher) Fatalf(string, ...any) { c.fail() }
+
+// Fatal is Errorf.
+func (c *catcher) Fatal(...any) { c.fail() }
+
+// Fail is Errorf.
+func (c *catcher) Fail() { c.fail() }
+
+// FailNow is Errorf: rapid calls it last, so returning is stopping.
+func (c *catcher) FailNow() { c.fail() }
+
+// Failed reports whether rapid found a failing plan.
+func (c *catcher) Failed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.failed
+}
+
+// Log drops rapid's lines: each failing plan's report is in its Failure.
+func (c *catcher) Log(...any) {}
+
+// Logf is Log.
+func (c *catcher) Logf(string, ...any) {}
 
 // judge fills r from a run's trace and error: the invariants' verdicts and
 // the controller's health.
@@ -352,21 +549,40 @@ func (r *Result) failures() []invariants.Verdict {
 	return out
 }
 
+// failures splits r's failures into those the Controller's Expect does
+// not accept (they fail the plan) and those it accepts.
+func (rep *reporter) failures(r *Result) (failed, expected []invariants.Verdict) {
+	for _, v := range r.failures() {
+		if _, ok := rep.expect[v.Invariant]; ok {
+			expected = append(expected, v)
+		} else {
+			failed = append(failed, v)
+		}
+	}
+	return failed, expected
+}
+
 // report writes r's files into dir and returns the failure's text.
-func (rep *reporter) report(r *Result, failures []invariants.Verdict, dir string) string {
+func (rep *reporter) report(r *Result, failures, expected []invariants.Verdict, dir string) string {
 	var b strings.Builder
 	p := r.Job.Plan
 	fmt.Fprintf(&b, "cachelab: %s failed plan %q (seed %d, %d steps; %s virtual, %s wall):\n", p.Subject, p.Name, p.Seed, len(p.Steps), endOf(r.Trace), r.Wall.Round(time.Millisecond))
-	for _, v := range failures {
-		fmt.Fprintf(&b, "  %s: %s", v.Invariant, firstLineOf(v.Reason))
+	line := func(v invariants.Verdict, prefix string) {
+		fmt.Fprintf(&b, "  %s%s: %s", prefix, v.Invariant, firstLineOf(v.Reason))
 		if len(v.Positions) > 0 && r.Trace != nil && v.Positions[0] < len(r.Trace.Records) {
 			rec := r.Trace.Records[v.Positions[0]]
 			fmt.Fprintf(&b, " (trace #%d, t=%s)", rec.Pos, rec.At)
 		}
 		b.WriteString("\n")
 	}
+	for _, v := range failures {
+		line(v, "")
+	}
+	for _, v := range expected {
+		line(v, "expected (Controller.Expect: "+rep.expect[v.Invariant].Reason+") ")
+	}
 	r.Dir = dir
-	opt := Options{Replay: rep.replayCommand}
+	opt := Options{Replay: rep.replayCommand, Accepted: rep.accepted()}
 	if err := os.RemoveAll(dir); err == nil {
 		r.WriteErr = writeRun(r, opt)
 	}
@@ -376,14 +592,27 @@ func (rep *reporter) report(r *Result, failures []invariants.Verdict, dir string
 		fmt.Fprintf(&b, "  report: %s\n", filepath.Join(dir, ReportFile))
 	}
 	replay := rep.replayCommand(filepath.Join(dir, PlanFile))
-	fmt.Fprintf(&b, "  replay: %s", replay)
+	fmt.Fprintf(&b, "  replay (from the module's root): %s", replay)
 	if rep.sink != nil {
 		rep.mu.Lock()
-		*rep.sink = append(*rep.sink, &Failure{Plan: p, Failed: failures, Report: b.String(),
+		*rep.sink = append(*rep.sink, &Failure{Plan: p, Failed: failures, Expected: expected, Report: b.String(),
 			ReportPath: filepath.Join(dir, ReportFile), ReplayCommand: replay, Runs: rep.runs})
 		rep.mu.Unlock()
 	}
 	return b.String()
+}
+
+// accepted is the Controller's Expect as the report shows it: invariant
+// -> reason.
+func (rep *reporter) accepted() map[string]string {
+	if len(rep.expect) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(rep.expect))
+	for inv, e := range rep.expect {
+		out[inv] = e.Reason
+	}
+	return out
 }
 
 func endOf(tr *sim.Trace) string {
@@ -406,17 +635,22 @@ func (d drawnPlan) GoString() string {
 	return string(b)
 }
 
-// summary is one line on a passing run: its verdicts counted, for -v.
-func summary(r *Result) string {
+// summary is one line on a passing run: its verdicts counted, for -v;
+// the failures the Controller's Expect accepts are named, with why.
+func (rep *reporter) summary(r *Result) string {
 	n := map[invariants.Status]int{}
 	for _, v := range r.Verdicts {
 		if !IsMeasurement(v.Invariant) {
 			n[v.Status]++
 		}
 	}
-	return fmt.Sprintf("cachelab: plan %q (seed %d, %d steps): %d pass, %d fail, %d unknown; %s virtual, %d records, %s wall",
-		r.Job.Plan.Name, r.Job.Plan.Seed, len(r.Job.Plan.Steps), n[invariants.Pass], n[invariants.Fail], n[invariants.Unknown],
-		endOf(r.Trace), recordsOf(r.Trace), r.Wall.Round(time.Millisecond))
+	_, expected := rep.failures(r)
+	s := fmt.Sprintf("cachelab: plan %q (seed %d, %d steps): %d pass, %d fail, %d unknown", r.Job.Plan.Name, r.Job.Plan.Seed,
+		len(r.Job.Plan.Steps), n[invariants.Pass], n[invariants.Fail]-len(expected), n[invariants.Unknown])
+	for _, v := range expected {
+		s += fmt.Sprintf("; expected fail: %s (Controller.Expect: %s)", v.Invariant, rep.expect[v.Invariant].Reason)
+	}
+	return s + fmt.Sprintf("; %s virtual, %d records, %s wall", endOf(r.Trace), recordsOf(r.Trace), r.Wall.Round(time.Millisecond))
 }
 
 func recordsOf(tr *sim.Trace) int {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
@@ -14,6 +16,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/cachelab/cachelab/scenarios"
 	"github.com/cachelab/cachelab/sim"
 )
 
@@ -57,6 +60,61 @@ type Controller struct {
 	// hold at the end, and stable-reconciliation that the controller
 	// writes nothing once it holds. It must only read s.
 	Desired func(s *State) error
+
+	// Expect, optional, names the failures the team knows and accepts on
+	// purpose, each with its reason: a failed verdict of an invariant
+	// named here does not fail the plan (Test) nor count as caught
+	// (Catch), and is shown as an expected failure, with the reason, in
+	// the failure text, the -v run line and the HTML report. It is never
+	// dropped: the verdict stays failed. An entry naming no invariant,
+	// a measurement (sync-soundness/...), or without a reason is an error
+	// of the test.
+	Expect []Expectation
+}
+
+// Expectation is a failure a team accepts on purpose (Controller.Expect).
+type Expectation struct {
+	// Invariant is the failing invariant or health verdict, as reports
+	// name it ("read-your-writes", "stable-reconciliation",
+	// "informers-synced"); `cachelab list` lists the invariants.
+	Invariant string
+	// Reason says why the failure is accepted; required. Reports show it
+	// beside the failure.
+	Reason string
+}
+
+// expectations checks c.Expect and returns it by invariant.
+func (c *Controller) expectations() (map[string]Expectation, error) {
+	if len(c.Expect) == 0 {
+		return nil, nil
+	}
+	var known []string
+	for _, n := range append(InvariantNames(), HealthNoPanics, HealthStarted, HealthSynced) {
+		if !IsMeasurement(n) {
+			known = append(known, n)
+		}
+	}
+	out := make(map[string]Expectation, len(c.Expect))
+	var errs []error
+	for i, e := range c.Expect {
+		at := fmt.Sprintf("Controller.Expect[%d] (%q)", i, e.Invariant)
+		switch {
+		case e.Invariant == "run":
+			errs = append(errs, fmt.Errorf("%s: a run that could not run is an error of the test, never an accepted failure", at))
+		case IsMeasurement(e.Invariant):
+			errs = append(errs, fmt.Errorf("%s: a sync-soundness measurement is reported, never a failure of the plan: nothing to accept", at))
+		case !slices.Contains(known, e.Invariant):
+			errs = append(errs, fmt.Errorf("%s: no invariant or health verdict has this name%s (known: %s)", at, scenarios.Suggest(e.Invariant, known), strings.Join(known, ", ")))
+		case strings.TrimSpace(e.Reason) == "":
+			errs = append(errs, fmt.Errorf("%s: give the Reason the team accepts this failure, for whoever reads the report", at))
+		default:
+			if _, dup := out[e.Invariant]; dup {
+				errs = append(errs, fmt.Errorf("%s: named twice: give one Reason", at))
+			}
+			out[e.Invariant] = e
+		}
+	}
+	return out, errors.Join(errs...)
 }
 
 // Env is what a client-go controller is started with: clients of the fake

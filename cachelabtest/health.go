@@ -21,7 +21,8 @@ const (
 	// an error before the run ended.
 	HealthStarted = "manager-running"
 	// HealthSynced fails when, in a run that ended quiet, an informer of
-	// the controller's last process never synced.
+	// the controller's last process never synced, or was given an event
+	// handler but never started (the factory's Start never called).
 	HealthSynced = "informers-synced"
 )
 
@@ -47,6 +48,10 @@ func HealthVerdicts(tr *sim.Trace) []invariants.Verdict {
 	// lastFailedList is the last failed list or watch of each resource by
 	// the controller: why an informer did not sync.
 	lastFailedList := map[string]sim.Record{}
+	// handled are the resources of the last process whose informer got
+	// an event handler (its handler-synced "false"), with that record;
+	// started, those whose informer ran (its informer-synced "false").
+	handled, started := map[string]sim.Record{}, map[string]bool{}
 	for _, r := range tr.Records {
 		if r.Actor != actor {
 			continue
@@ -67,10 +72,18 @@ func HealthVerdicts(tr *sim.Trace) []invariants.Verdict {
 			}
 		case sim.RecRestart, sim.RecCrash:
 			clear(unsynced)
+			clear(handled)
+			clear(started)
 		case sim.RecSignal:
+			if r.Signal == SignalHandlerSynced && !r.Value {
+				if _, ok := handled[r.Resource]; !ok {
+					handled[r.Resource] = r
+				}
+			}
 			if r.Signal != SignalInformerSynced || r.Handler != "" {
 				continue
 			}
+			started[r.Resource] = true
 			if r.Value {
 				delete(unsynced, r.Resource)
 			} else {
@@ -111,7 +124,23 @@ func HealthVerdicts(tr *sim.Trace) []invariants.Verdict {
 			pos = append(pos, r.Pos)
 		}
 	}
+	// An informer given a handler but never run: its handlers are never
+	// called, and nothing else in the trace says why the controller did
+	// nothing.
+	var idle []string
+	var idlePos []int
+	for _, res := range slices.Sorted(maps.Keys(handled)) {
+		r := handled[res]
+		if !started[res] && (tr.Outcome == "quiet" || tr.End.D()-r.At.D() >= syncBound) {
+			idle = append(idle, res)
+			idlePos = append(idlePos, r.Pos)
+		}
+	}
 	switch {
+	case len(idle) > 0:
+		out = append(out, invariants.Verdict{Invariant: HealthSynced, Status: invariants.Fail, Positions: idlePos,
+			Reason: fmt.Sprintf("the informer(s) of %s got an event handler at t=%s but never started (run ended at t=%s, %s): their handlers were never called; start the factory after adding handlers (env.Informers.Start(ctx.Done()), or the informer's Run)",
+				strings.Join(idle, ", "), handled[idle[0]].At, tr.End, tr.Outcome)})
 	case len(never) > 0:
 		why := "see the list requests in the trace"
 		if r, ok := lastFailedList[never[0]]; ok {

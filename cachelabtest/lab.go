@@ -249,6 +249,9 @@ type Options struct {
 	Out string
 	// Replay returns the command that replays the plan saved at path.
 	Replay func(planPath string) string
+	// Accepted, optional, are the failures the controller's team accepts
+	// (Controller.Expect): invariant -> reason, shown in the report.
+	Accepted map[string]string
 	// OnStart, optional, is called when a run starts (concurrently).
 	OnStart func(j Job)
 	// OnDone, optional, is called once per finished run, never
@@ -399,7 +402,7 @@ const (
 
 // reportRun is the reports.Run of a result.
 func reportRun(r *Result, opt Options) reports.Run {
-	run := reports.Run{Plan: r.Job.Plan, Trace: r.Trace, Verdicts: r.Verdicts}
+	run := reports.Run{Plan: r.Job.Plan, Trace: r.Trace, Verdicts: r.Verdicts, Accepted: opt.Accepted}
 	if opt.Replay != nil && r.Dir != "" {
 		run.ReplayCommand = opt.Replay(filepath.Join(r.Dir, PlanFile))
 	}

@@ -34,7 +34,10 @@ func TestAControllersFactoryInformersAndQueueReportClientGoMetricsToItsRun(t *te
 		env.Informers.Start(ctx.Done())
 		return nil
 	}}
-	sim.RegisterSubject(sim.SubjectInfo{Name: "lab-test/metrics", Summary: "queues without a worker (lab tests only)", New: func() sim.Subject { return newSubject(c) }})
+	// ReplaceSubject: go test -count=N runs this test N times in one process.
+	if err := sim.ReplaceSubject(sim.SubjectInfo{Name: "lab-test/metrics", Summary: "queues without a worker (lab tests only)", New: func() sim.Subject { return newSubject(c) }}); err != nil {
+		t.Fatal(err)
+	}
 	cm := func(n string) json.RawMessage {
 		return json.RawMessage(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"` + n + `","namespace":"default"}}`)
 	}

@@ -242,7 +242,7 @@ func TestAPanicIsAVerdictNotACrash(t *testing.T) {
 			if !ok || v.Status != invariants.Fail || !strings.Contains(v.Reason, tc.where) || !strings.Contains(v.Detail, "goroutine") || len(v.Positions) == 0 {
 				t.Fatalf("no-panics verdict %+v, want a failure naming %q with its stack and trace position", v, tc.where)
 			}
-			if !strings.Contains(f.Report, "replay: go test -run") || !strings.Contains(f.Report, "t=") {
+			if !strings.Contains(f.Report, "replay (from the module's root): go test ./cachelabtest -run") || !strings.Contains(f.Report, "t=") {
 				t.Errorf("the report does not say when and how to replay:\n%s", f.Report)
 			}
 		})
@@ -302,7 +302,7 @@ func TestTheReplayCommandRunsTheSavedPlan(t *testing.T) {
 		t.Fatalf("%d failures, want 1", len(failures))
 	}
 	_, path, ok := strings.Cut(failures[0].ReplayCommand, "-cachelab.plan=")
-	if !ok || !strings.HasPrefix(failures[0].ReplayCommand, "go test -run '^"+t.Name()+"$'") {
+	if !ok || !strings.HasPrefix(failures[0].ReplayCommand, "go test ./cachelabtest -run '^"+t.Name()+"$'") {
 		t.Fatalf("replay command %q does not run this test with the saved plan", failures[0].ReplayCommand)
 	}
 	if err := flag.Set("cachelab.plan", path); err != nil {

@@ -273,6 +273,9 @@ type verdictView struct {
 	Index        int
 	Shown        []int // the positions linked inline (the first few)
 	More         int   // how many more positions there are
+	// Accepted, on a failure the controller's team accepts
+	// (Run.Accepted), is their reason.
+	Accepted string
 }
 
 // maxInlinePositions is how many positions a verdict links inline.
@@ -313,6 +316,9 @@ func HTML(w io.Writer, run Run) error {
 	}
 	for i, v := range run.Verdicts {
 		vv := verdictView{Verdict: v, Label: v.Label(), Index: i, Shown: v.Positions}
+		if reason, ok := run.Accepted[v.Invariant]; ok && v.Failed() {
+			vv.Accepted = reason
+		}
 		if len(vv.Shown) > maxInlinePositions {
 			vv.Shown, vv.More = vv.Shown[:maxInlinePositions], len(vv.Shown)-maxInlinePositions
 		}

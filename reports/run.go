@@ -27,6 +27,11 @@ type Run struct {
 	// summary whose records were dropped (a long campaign keeps only End
 	// and Outcome of each run); 0 means len(Trace.Records).
 	Records int
+	// Accepted, optional, are failures the controller's team knows and
+	// accepts on purpose (cachelabtest's Controller.Expect): invariant ->
+	// reason. A failed verdict named here is shown as an expected
+	// failure, with the reason; it stays failed.
+	Accepted map[string]string
 }
 
 // recordCount is the run's number of trace records.
