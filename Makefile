@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: kubectl help deps run test examples test-short lint vet fmt-check bench fuzz tidy codegen verify-codegen mutation-score reproduction determinism explore-table hassynced campaign-memory property property-all load-test real-apiserver real-apiserver-start real-apiserver-stop fidelity-record operator-e2e openapi-record upstream
+.PHONY: kubectl help deps run test test-count3 examples test-short lint vet fmt-check bench fuzz tidy codegen verify-codegen mutation-score reproduction determinism explore-table hassynced campaign-memory property property-all load-test real-apiserver real-apiserver-start real-apiserver-stop fidelity-record operator-e2e openapi-record upstream
 
 help: ## list targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -26,6 +26,10 @@ upstream: ## slow: the real ReplicaSet and Job controllers (k8s.io/kubernetes v1
 	cd upstream && { $(GO) test -p 1 -count=1 -timeout 60m -run '^TestCampaign$$' ./replicaset ./job -v \
 		-upstream.plans=$${PLANS:-1000} -upstream.seed=$${SEED:-1} -upstream.table=campaign.md > campaign.log 2>&1; \
 		st=$$?; grep -v -e '^=== RUN' -e '^--- PASS' -e '^PASS$$' campaign.log; exit $$st; }
+
+test-count3: ## slow: every test three times in one process, with the race detector (go test -race -count=3), in the main module and in examples/: what a CI that sets -count sees; run it before a session stops
+	$(GO) test -race -count=3 -timeout 90m $(PKGS)
+	cd examples && $(GO) test -race -count=3 -timeout 30m ./...
 
 test-short: ## quick tests without the race detector
 	$(GO) test -short $(PKGS)
