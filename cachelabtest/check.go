@@ -34,6 +34,7 @@ type Plans struct {
 	scenarios []string
 	files     []string
 	plans     []*sim.Plan
+	schema    *schemaPlans
 	// errs are the wrong inputs given to These or Random's options: Test
 	// and Catch report each as an error of the test, and run nothing of
 	// these Plans.
@@ -64,7 +65,10 @@ func These(plans ...*sim.Plan) Plans {
 // (-rapid.shrinktime bounds the time spent shrinking, default 30s).
 //
 // Tell the plans what your controller keeps for each ConfigMap with
-// Children, so that they delete it and fault its resource too.
+// Children, so that they delete it and fault its resource too. For a
+// controller of other kinds name them with Primary (and Examples): the
+// plans then act on those, drawn from their CRDs' schemas, and on the
+// children the controller makes, whatever their kinds.
 //
 // Every request takes DefaultRequestCost of virtual time (see
 // RequestCost), as on a real cluster: a controller that loops on requests
@@ -153,7 +157,7 @@ func Files(paths ...string) Plans { return Plans{files: paths} }
 // package's folder.
 func Test(t *testing.T, c Controller, plans ...Plans) {
 	t.Helper()
-	if err := c.CRDs.Err(); err != nil {
+	if err := checkSetup(c, plans); err != nil {
 		t.Fatal(err)
 	}
 	run(t, t.Name(), c, nil, plans)
@@ -196,7 +200,7 @@ type Failure struct {
 //	}
 func Catch(t *testing.T, c Controller, plans ...Plans) []*Failure {
 	t.Helper()
-	if err := c.CRDs.Err(); err != nil {
+	if err := checkSetup(c, plans); err != nil {
 		t.Fatal(err)
 	}
 	var failures []*Failure
@@ -436,7 +440,7 @@ func runJobs(t *testing.T, rep *reporter, jobs []Job, out string) {
 // t.
 func runRandom(t *testing.T, rep *reporter, subject string, ps Plans, out string) {
 	t.Helper()
-	gen := rapid.Map(scenarios.PlanGenWith(subject, ps.gen), func(p sim.Plan) drawnPlan { return drawnPlan{p} })
+	gen := rapid.Map(ps.planGen(subject), func(p sim.Plan) drawnPlan { return drawnPlan{p} })
 	var tb rapid.TB = t
 	if rep.sink != nil {
 		tb = &catcher{T: t}

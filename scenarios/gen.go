@@ -185,6 +185,9 @@ type planGen struct {
 	bell    bool
 	subject string
 	opts    GenOptions
+	// faultResources, for a schema plan (SchemaPlanGen), are the
+	// resources its faults draw from: "" first, then the primaries'.
+	faultResources []string
 }
 
 // childResource is the resource of the subject's children of ConfigMaps.
@@ -210,6 +213,15 @@ func (g *planGen) resource() string {
 // of them, first, when all is true); for Bellerophon, Pods (the children
 // it counts) twice as often as the others.
 func (g *planGen) pickResource(t *rapid.T, label string, all bool) string {
+	if g.faultResources != nil {
+		// A schema plan: "" (every resource, the children's whatever
+		// their kind) or one primary resource, for reads and writes alike.
+		w := make([]int, len(g.faultResources))
+		for i := range w {
+			w[i] = 1
+		}
+		return g.faultResources[weighted(t, label, w)]
+	}
 	res, w := []string{"", "configmaps"}, []int{1, 1}
 	if c := g.childResource(); c != "configmaps" {
 		res, w = []string{"", "configmaps", c}, []int{1, 1, 1}
@@ -288,10 +300,17 @@ func (g *planGen) episode(t *rapid.T) []sim.Step {
 	action := genActions[weighted(t, "action", aw)].name
 	name := genNames[weighted(t, "name", genNameWeights)]
 
+	before, after := g.faultSteps(t, fault, at)
+	steps := append(before, g.action(action, name, at)...)
+	return append(steps, after...)
+}
+
+// faultSteps draws the steps of fault around an action at time at: those
+// before it, and those after.
+func (g *planGen) faultSteps(t *rapid.T, fault string, at time.Duration) (before, after []sim.Step) {
 	faultStep := func(op string) sim.Step {
 		return sim.Step{At: sim.Duration(at), Actor: "faults", Op: op, Target: g.subject}
 	}
-	var before, after []sim.Step
 	switch fault {
 	case "hold", "hold-expire":
 		hold := faultStep("hold")
@@ -337,8 +356,7 @@ func (g *planGen) episode(t *rapid.T) []sim.Step {
 		}
 		after = append(after, st)
 	}
-	steps := append(before, g.action(action, name, at)...)
-	return append(steps, after...)
+	return before, after
 }
 
 // action returns the steps of one user action on name at time at.

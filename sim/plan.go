@@ -23,6 +23,8 @@ type (
 	Kubelet = plan.Kubelet
 	// Competitor configures the informer-fed competing writer.
 	Competitor = plan.Competitor
+	// ChildRef names an object by its owner (see plan.ChildRef).
+	ChildRef = plan.ChildRef
 	// Duration is a time.Duration written in JSON as "1.5s".
 	Duration = plan.Duration
 	// PlanError is one problem with a plan (file, line, field, message).

@@ -830,6 +830,12 @@ func (r *run) createObject(c *fakeapi.Client, raw []byte) error {
 // apiStep applies an API operation step with the actor's client.
 func (r *run) apiStep(s Step) error {
 	c := r.srv.Client(s.Actor)
+	if s.Child != (ChildRef{}) {
+		var err error
+		if s, err = r.resolveChild(s); err != nil {
+			return err
+		}
+	}
 	gvr, ns, u, err := r.target(s)
 	if err != nil {
 		return err

@@ -149,6 +149,27 @@ type Step struct {
 	NotOlderThan bool `json:"notOlderThan,omitempty"`
 	// MidReconcile makes a crash wait until the subject is inside a reconcile.
 	MidReconcile bool `json:"midReconcile,omitempty"`
+	// Child, when set, picks the object of a patch or delete when the step
+	// is played, instead of Name: one of the objects owned by a primary
+	// (see ChildRef). Resource, when set, keeps only children of that
+	// resource; Namespace is the primary's.
+	Child ChildRef `json:"child,omitzero"`
+}
+
+// ChildRef names, by its owner, an object whose name the plan does not
+// know: whatever the subject created with an ownerReference to the owner
+// (a Deployment, a ConfigMap of a generated name). When the step is
+// played, the owner is looked up as it is then (its current incarnation),
+// its children are listed in order of resource, namespace and name, and
+// the Index-th is picked (counting from 0, wrapping around their number).
+// With no owner or no child the step fails, and the trace notes why.
+type ChildRef struct {
+	// Owner is the owner's resource ("foos", "foos.example.com") and
+	// OwnerName its name.
+	Owner     string `json:"owner"`
+	OwnerName string `json:"ownerName"`
+	// Index picks a child (see ChildRef).
+	Index int `json:"index,omitempty"`
 }
 
 // FaultPolicy are the parameters of the random faults the policy draws from
