@@ -23,6 +23,7 @@ var (
 	plansFlag = flag.Int("upstream.plans", 0, "random plans per subject for the campaign (0: skip)")
 	seedFlag  = flag.Uint64("upstream.seed", 1, "first seed of the campaign's plans")
 	tableFlag = flag.String("upstream.table", "", "file to write the campaign's table to (besides the test log)")
+	keepFlag  = flag.Bool("upstream.keep", false, "keep every failing plan's files (plan, trace, report) under testdata/cachelab, for triage")
 )
 
 // Subject is one controller of a campaign and its plan generator.
@@ -87,11 +88,14 @@ func Run(t *testing.T, generator string, subjects ...Subject) {
 			for _, v := range failures[0].Failed {
 				rw.byInv[v.Invariant]++
 				names = append(names, v.Invariant)
+				// One line per failed verdict, for triage: grep
+				// "^    campaign.go.*verdict " in the log.
+				t.Logf("verdict %s seed %d %s: %s", c.Name, seed, v.Invariant, oneLine(v.Reason))
 			}
 			if rw.dupAt == 0 && slices.Contains(names, "no-duplicate-children") {
 				rw.dupAt, rw.dupCPU, rw.dupSeed = i+1, fakeapibench.ProcessCPU()-start, seed
 			}
-			keep := rw.firstCPU == 0 || slices.Contains(names, "no-duplicate-children")
+			keep := *keepFlag || rw.firstCPU == 0 || slices.Contains(names, "no-duplicate-children")
 			if keep {
 				t.Logf("%s seed %d failed %s: %s", c.Name, seed, strings.Join(names, ", "), failures[0].ReportPath)
 			} else if failures[0].ReportPath != "" {
@@ -163,4 +167,13 @@ func formatTable(rows []*row, generator string, seed uint64, n int) string {
 		fmt.Fprintf(&b, "%s | %s | %s | %s |\n", first, plan, dup, r.cpu.Round(time.Millisecond))
 	}
 	return b.String()
+}
+
+// oneLine is s on one line, cut to 400 bytes.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 400 {
+		s = s[:400] + "..."
+	}
+	return s
 }

@@ -27,6 +27,10 @@ type Workload struct {
 	Change func(r *rand.Rand) json.RawMessage
 	// Burst is merge patches applied at once, one after the other.
 	Burst func(r *rand.Rand) []json.RawMessage
+	// Kubelet, optional, runs the lab's kubelet actor (Pods become Running
+	// and Ready): for controllers that wait for ready Pods (Deployment,
+	// StatefulSet). It makes no draw.
+	Kubelet *sim.Kubelet
 }
 
 // Plan returns the random plan of seed for subject (the same seed gives
@@ -52,6 +56,7 @@ func (w Workload) Plan(seed uint64, subject string) *sim.Plan {
 		Subject:  subject,
 		Deadline: sim.Duration(3 * time.Minute),
 		Quiet:    sim.Duration(45 * time.Second),
+		Kubelet:  w.Kubelet,
 	}
 	p.Faults.RequestLatency = sim.Distribution{Kind: "fixed", Max: sim.Duration(time.Millisecond)}
 	switch r.IntN(5) {

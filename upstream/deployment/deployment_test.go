@@ -1,0 +1,84 @@
+package deployment_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cachelab/cachelab/cachelabtest"
+	"github.com/cachelab/cachelab/sim"
+	"github.com/cachelab/cachelab/upstream/deployment"
+	"github.com/cachelab/cachelab/upstream/internal/campaign"
+)
+
+// rollout: a Deployment of 3 (maxSurge 1, maxUnavailable 0) rolled to a
+// new image at 4 s, scaled to 5 at 8 s, rolled back to its first image at
+// 12 s; watch events 200 ms late, Pods Ready 500 ms after the kubelet sees
+// them.
+func rollout(subject string) *sim.Plan {
+	patch := func(at time.Duration, body string) sim.Step {
+		return sim.Step{At: sim.Duration(at), Actor: "user", Op: "patch", Resource: "deployments", Namespace: "default", Name: "web",
+			Patch: json.RawMessage(body)}
+	}
+	return &sim.Plan{
+		Version: sim.PlanVersion, Name: "rollout-story", Seed: 1, Subject: subject,
+		Deadline: sim.Duration(3 * time.Minute), Quiet: sim.Duration(45 * time.Second),
+		Kubelet: &sim.Kubelet{ReadyAfter: sim.Duration(500 * time.Millisecond)},
+		Faults: sim.FaultPolicy{Latency: sim.Distribution{Kind: "fixed", Max: sim.Duration(200 * time.Millisecond)},
+			RequestLatency: sim.Distribution{Kind: "fixed", Max: sim.Duration(time.Millisecond)}},
+		Steps: []sim.Step{
+			{At: sim.Duration(time.Second), Actor: "user", Op: "create", Object: json.RawMessage(
+				`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"default"},"spec":{"replicas":3,` +
+					`"strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":1,"maxUnavailable":0}},"selector":{"matchLabels":{"app":"web"}},` +
+					`"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"busybox:1.35"}]}}}}`)},
+			patch(4*time.Second, `{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"busybox:1.36"}]}}}}`),
+			patch(8*time.Second, `{"spec":{"replicas":5}}`),
+			patch(12*time.Second, `{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"busybox:1.35"}]}}}}`),
+		},
+	}
+}
+
+// The real Deployment controller rolls out, scales and rolls back to the
+// desired state. The one failure allowed is read-your-writes's retried 409
+// on its own status write (a status update from a copy older than its own
+// last status write, answered Conflict and retried: optimistic
+// concurrency, which issue 27 makes a measurement, not a failure).
+func TestRealDeploymentControllerRollsOutAndBack(t *testing.T) {
+	c := deployment.Controller()
+	for _, f := range cachelabtest.Catch(t, c, cachelabtest.These(rollout(c.Name))) {
+		for _, v := range f.Failed {
+			if v.Invariant != "read-your-writes" || !strings.Contains(v.Reason, "conflicted with its own write") {
+				t.Errorf("%s failed:\n%s", v.Invariant, f.Report)
+			}
+		}
+		t.Logf("%s", f.Report)
+	}
+}
+
+// The predicate fails when it should: the controller crashes once the
+// first ReplicaSet is up and is not restarted; the user then rolls to a
+// new image, which nobody acts on (the ReplicaSet helper runs in the
+// controller's process and stops too). eventual-convergence must fail with
+// Desired's reason.
+func TestDesiredFailsWhenTheRolloutDoesNotHappen(t *testing.T) {
+	c := deployment.Controller()
+	p := rollout(c.Name)
+	p.Steps = []sim.Step{p.Steps[0], {At: sim.Duration(3 * time.Second), Actor: "controller", Op: "crash"}, p.Steps[1]}
+	failures := cachelabtest.Catch(t, c, cachelabtest.These(p))
+	if len(failures) != 1 || !strings.Contains(failures[0].Report, "eventual-convergence: the subject's desired state did not hold") ||
+		!strings.Contains(failures[0].Report, "has old ReplicaSet") {
+		var report string
+		if len(failures) > 0 {
+			report = failures[0].Report
+		}
+		t.Fatalf("got %d failures, want 1 failing eventual-convergence because the Deployment has an old ReplicaSet not scaled down:\n%s", len(failures), report)
+	}
+}
+
+// TestCampaign runs the campaign (make upstream) over the Deployment
+// controller.
+func TestCampaign(t *testing.T) {
+	campaign.Run(t, "upstream/deployment/plans.go",
+		campaign.Subject{Controller: deployment.Controller(), Plan: deployment.Plan})
+}
