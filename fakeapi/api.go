@@ -107,6 +107,12 @@ type RequestFault struct {
 	// at "0") from a replica this many revisions behind the latest ("stale
 	// replica", time travel). Ignored for consistent reads.
 	ReplicaLag int64
+	// ReplicaAt, when non-zero, serves the same reads as ReplicaLag from a
+	// replica held at this revision: it has seen nothing written after it,
+	// however much was written since (a lagging watch cache is behind in
+	// time, not by a count of writes). The further behind of ReplicaLag
+	// and ReplicaAt wins.
+	ReplicaAt int64
 	// Name labels the fault in the observations ("429", "stale-replica").
 	Name string
 }
@@ -125,6 +131,12 @@ type WatcherInfo struct {
 	StartRV string
 	// WatchList is true when the watch was opened with sendInitialEvents.
 	WatchList bool
+	// ReplicaRV, when non-zero, is the revision of the replica, behind the
+	// latest, that served the watch's start: the events after it that the
+	// replica had not seen when the watch opened are queued after the
+	// initial ones, in order (a hook's EventDelay decides when the replica
+	// catches up and delivers them).
+	ReplicaRV int64
 }
 
 // EventInfo describes one watch event as sent to one watcher.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -212,7 +213,7 @@ func (c *Client) List(ctx context.Context, gvr schema.GroupVersionResource, ns s
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	obj, info, err := s.st.List(gvr, ns, opts, f.ReplicaLag)
+	obj, info, err := s.st.List(gvr, ns, opts, c.replicaLagLocked(f))
 	if err != nil {
 		c.answerLocked(&req, err, http.StatusOK)
 		return nil, err
@@ -225,6 +226,17 @@ func (c *Client) List(ctx context.Context, gvr schema.GroupVersionResource, ns s
 		RV: info.RV, Lag: info.Lag, Count: info.Count})
 	c.answerLocked(&req, nil, http.StatusOK)
 	return asTypedClientSees(obj), nil
+}
+
+// replicaLagLocked is how many revisions behind the latest the replica
+// that f names is: ReplicaLag, or the distance to ReplicaAt when that is
+// further behind.
+func (c *Client) replicaLagLocked(f RequestFault) int64 {
+	lag := f.ReplicaLag
+	if f.ReplicaAt > 0 {
+		lag = max(lag, c.s.st.RV()-f.ReplicaAt)
+	}
+	return lag
 }
 
 // Update replaces an object; a stale resourceVersion gets 409 Conflict.
@@ -325,10 +337,18 @@ func (c *Client) watch(ctx context.Context, gvr schema.GroupVersionResource, ns 
 		c.answerLocked(&req, err, http.StatusOK)
 		return nil, err
 	}
-	initial, startRV, err := s.st.WatchStart(gvr, ns, opts, f.ReplicaLag)
+	initial, startRV, servedRV, err := s.st.WatchStartServed(gvr, ns, opts, c.replicaLagLocked(f))
 	if err != nil {
 		c.answerLocked(&req, err, http.StatusOK)
 		return nil, err
+	}
+	if servedRV == 0 && f.ReplicaAt > 0 && f.ReplicaAt < s.st.RV() && !req.SendInitialEvents {
+		// A plain watch from N at or below a held replica's revision: the
+		// replica serves it, and what it has not seen comes when it
+		// catches up.
+		if n, perr := strconv.ParseInt(opts.ResourceVersion, 10, 64); perr == nil && n > 0 && n <= f.ReplicaAt {
+			servedRV = f.ReplicaAt
+		}
 	}
 	s.nextID++
 	info := WatcherInfo{
@@ -338,6 +358,7 @@ func (c *Client) watch(ctx context.Context, gvr schema.GroupVersionResource, ns 
 		Namespace: ns,
 		StartRV:   opts.ResourceVersion,
 		WatchList: req.SendInitialEvents,
+		ReplicaRV: servedRV,
 	}
 	var timeout time.Duration
 	if opts.TimeoutSeconds != nil {
@@ -362,9 +383,9 @@ func (c *Client) watch(ctx context.Context, gvr schema.GroupVersionResource, ns 
 	c.answerLocked(&req, nil, http.StatusOK)
 	wi := info
 	s.observeLocked(Observation{Kind: ObsWatchOpen, Request: &req, Watcher: &wi, Resource: gvr, Namespace: ns, RV: startRV})
-	if lag := s.st.RV() - startRV; f.ReplicaLag > 0 && lag > 0 && opts.ResourceVersion == "0" {
+	if lag := s.st.RV() - servedRV; servedRV > 0 && lag > 0 && opts.ResourceVersion == "0" {
 		s.observeLocked(Observation{Kind: ObsFault, Request: &req, Watcher: &wi, Fault: faultName(f, "stale-replica"),
-			Resource: gvr, Namespace: ns, RV: startRV, Lag: lag})
+			Resource: gvr, Namespace: ns, RV: servedRV, Lag: lag})
 	}
 	for i := range initial {
 		info := eventInfo(&initial[i])

@@ -124,6 +124,9 @@ type watcherState struct {
 	timer   *time.Timer
 	disc    time.Duration // drawn disconnect delay, -1 if none
 	abrupt  bool
+	// catchUp, when non-zero, is when the held replica that served this
+	// watch catches up: its events after info.ReplicaRV wait until then.
+	catchUp time.Duration
 	// disc holds the scheduled disconnect (with a scheduler).
 	discTicket *ticket
 	// sent holds the send times of events not yet given a delay: the
@@ -152,6 +155,10 @@ type window struct {
 	resource string
 	target   string
 	lag      int64
+	// held is the revision a stale-replica window's replica is held at: it
+	// has seen nothing after it until the window ends (to; 0: the run's
+	// end), then it has caught up.
+	held int64
 	// notOlderThan: the replica also serves reads at a given RV (stale-replica
 	// step with NotOlderThan).
 	notOlderThan bool
@@ -307,6 +314,9 @@ func (p *Policy) WatchOpened(w fakeapi.WatcherInfo) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	st := p.watcherLocked(w)
+	if w.ReplicaRV > 0 {
+		st.catchUp = p.catchUpLocked(w, now)
+	}
 	if st.disc < 0 || p.stopped || exempt(w.Client) || now+st.disc > p.until {
 		return
 	}
@@ -387,7 +397,32 @@ func (p *Policy) EventDelay(w fakeapi.WatcherInfo, ev fakeapi.EventInfo) time.Du
 			d = max(d, h.to-sentAt)
 		}
 	}
+	if st.catchUp > sentAt && w.ReplicaRV > 0 && ev.RV > w.ReplicaRV && !ev.InitialEvent {
+		// Served by a held replica: what it had not seen reaches the
+		// watch when it catches up.
+		d = max(d, st.catchUp-sentAt)
+	}
 	return d
+}
+
+// catchUpLocked returns when the held replica that served watch w (opened
+// at now) catches up: the end of the stale-replica window holding it at
+// w.ReplicaRV (the run's end for a window without one); 0 when no window
+// holds it there (the policy-wide StaleReplicaLag, a count of revisions,
+// catches up at once).
+func (p *Policy) catchUpLocked(w fakeapi.WatcherInfo, now time.Duration) time.Duration {
+	var end time.Duration
+	for _, win := range p.stale {
+		if win.held > w.ReplicaRV || now < win.from || (win.to != 0 && now >= win.to) || (win.target != "" && win.target != w.Client) {
+			continue
+		}
+		to := win.to
+		if to == 0 {
+			to = p.end
+		}
+		end = max(end, to)
+	}
+	return end
 }
 
 // WatchSent tells the policy the server queued an event for a watch (the
@@ -472,17 +507,31 @@ func (p *Policy) decideLocked(req fakeapi.RequestInfo, now time.Duration) fakeap
 		// The store serves the lag where kube-apiserver's watch cache
 		// would (an Exact list, a plain watch from N are its own business)
 		// and answers 504 Too large when the replica is behind N.
-		var lag int64
+		var (
+			lag  int64
+			held int64
+		)
 		if req.ResourceVersion == "0" {
 			lag = p.faults.StaleReplicaLag
 		}
-		for _, w := range p.stale {
-			if now >= w.from && (w.to == 0 || now < w.to) && (w.target == "" || w.target == req.Client) && (req.ResourceVersion == "0" || w.notOlderThan) {
-				lag = max(lag, w.lag)
+		// A plain watch from N at or below a held replica's revision
+		// continues a read that replica served (the list at "0" before
+		// it): the same lagging member serves it.
+		var from int64 = -1
+		if req.Verb == "watch" && !req.SendInitialEvents && req.ResourceVersion != "0" {
+			if n, err := strconv.ParseInt(req.ResourceVersion, 10, 64); err == nil {
+				from = n
 			}
 		}
-		if lag > 0 {
-			return fakeapi.RequestFault{ReplicaLag: lag, Name: FaultStaleReplica}
+		for _, w := range p.stale {
+			if now >= w.from && (w.to == 0 || now < w.to) && (w.target == "" || w.target == req.Client) && (req.ResourceVersion == "0" || w.notOlderThan || (from >= 0 && from <= w.held)) {
+				if held == 0 || w.held < held {
+					held = w.held
+				}
+			}
+		}
+		if lag > 0 || held > 0 {
+			return fakeapi.RequestFault{ReplicaLag: lag, ReplicaAt: held, Name: FaultStaleReplica}
 		}
 	}
 	return fakeapi.RequestFault{}
@@ -515,21 +564,37 @@ func (p *Policy) Arm(i int) {
 	p.armed = append(p.armed, armedFault{step: i, op: s.Op, code: s.Code, verb: s.Verb, resource: s.Resource, target: s.Target})
 }
 
-// StaleReplica starts the stale-replica window of step i: lists and watches
-// at resourceVersion "0" are served Lag revisions behind, for For (0: until
-// the end of the run). With NotOlderThan, lists and WatchLists at a given
-// resourceVersion N are too; the store answers 504 "Too large resource
-// version" when the replica has not reached N (EDGE-CASES 14).
-func (p *Policy) StaleReplica(i int) {
+// StaleReplica starts the stale-replica window of step i: a replica held
+// at the revision Lag revisions behind the latest when the step is played
+// serves lists and watches at resourceVersion "0", for For (0: until the
+// end of the run), then catches up. It is behind in time, as a lagging
+// watch cache is: writes made meanwhile (the controller's own among them)
+// do not move it, and a watch it serves delivers the events it had not
+// seen, in order, when it catches up. With NotOlderThan, lists and
+// WatchLists at a given resourceVersion N are served by it too; the store
+// answers 504 "Too large resource version" when the replica has not
+// reached N (EDGE-CASES 14). It returns the held revision.
+func (p *Policy) StaleReplica(i int) int64 {
 	s := p.steps[i]
 	now := p.now()
 	w := window{step: i, from: now, lag: s.Lag, target: s.Target, notOlderThan: s.NotOlderThan}
 	if s.For > 0 {
 		w.to = now + s.For.D()
 	}
+	// The server's lock is taken without the policy's: the server calls
+	// the policy with its own lock held.
+	p.mu.Lock()
+	srv := p.server
+	p.mu.Unlock()
+	var latest int64
+	if srv != nil {
+		latest = srv.ResourceVersion()
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	w.held = max(latest-s.Lag, 1)
 	p.stale = append(p.stale, w)
+	return w.held
 }
 
 // Hold starts the hold of step i: events sent to matching watches are not

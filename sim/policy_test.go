@@ -1,13 +1,17 @@
 package sim
 
 import (
+	"context"
+	"fmt"
 	"math"
 	"net/http"
 	"strconv"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -215,13 +219,73 @@ func TestStaleReplicaServesOnlyResourceVersionZero(t *testing.T) {
 		t.Fatalf("consistent list served stale: %+v", f)
 	}
 	clk.t = time.Second
-	pol.StaleReplica(0)
-	if f := pol.BeforeRequest(req("ctrl", "watch", "0")); f.ReplicaLag != 7 {
-		t.Fatalf("watch at RV 0 in the step's window: lag %d, want 7", f.ReplicaLag)
+	latest := attachServerAt(t, pol, 10)
+	if held := pol.StaleReplica(0); held != latest-7 {
+		t.Fatalf("replica held at %d, want 7 behind the latest %d", held, latest)
+	}
+	if f := pol.BeforeRequest(req("ctrl", "watch", "0")); f.ReplicaAt != latest-7 || f.ReplicaLag != 2 {
+		t.Fatalf("watch at RV 0 in the step's window: %+v, want held at %d (and the policy's lag 2)", f, latest-7)
 	}
 	clk.t = 2 * time.Second
-	if f := pol.BeforeRequest(req("ctrl", "list", "0")); f.ReplicaLag != 2 {
-		t.Fatalf("after the window: lag %d, want 2", f.ReplicaLag)
+	if f := pol.BeforeRequest(req("ctrl", "list", "0")); f.ReplicaLag != 2 || f.ReplicaAt != 0 {
+		t.Fatalf("after the window: %+v, want lag 2 and no held replica", f)
+	}
+}
+
+// attachServerAt attaches a server to pol after n writes and returns its
+// latest revision.
+func attachServerAt(t *testing.T, pol *Policy, n int) int64 {
+	t.Helper()
+	srv := fakeapi.NewServer(fakeapi.Options{})
+	c := srv.Client("setup")
+	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	for i := range n {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("c%d", i), Namespace: "default"}}
+		if _, err := c.Create(context.Background(), gvr, "default", cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pol.Attach(srv)
+	return srv.ResourceVersion()
+}
+
+func TestStaleReplicaIsHeldInTimeNotByACountOfWrites(t *testing.T) {
+	p := &Plan{Seed: 1, Steps: []Step{
+		{At: Duration(time.Second), Actor: "faults", Op: "stale-replica", Lag: 1, Target: "ctrl"},
+	}}
+	pol, clk := newTestPolicy(p)
+	clk.t = time.Second
+	srv := fakeapi.NewServer(fakeapi.Options{})
+	pol.Attach(srv)
+	c := srv.Client("ctrl")
+	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	create := func(name string) {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}}
+		if _, err := c.Create(context.Background(), gvr, "default", cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create("a")
+	create("b")
+	held := pol.StaleReplica(0)
+	// The controller writes three times: the replica stays where it was.
+	create("c")
+	create("d")
+	create("e")
+	f := pol.BeforeRequest(req("ctrl", "list", "0"))
+	if f.ReplicaAt != held || held != srv.ResourceVersion()-4 {
+		t.Fatalf("after three more writes: %+v, want the replica still held at %d (latest %d)", f, held, srv.ResourceVersion())
+	}
+	// A plain watch from the replica's revision is served by it; one from
+	// beyond it is not.
+	if f := pol.BeforeRequest(req("ctrl", "watch", strconv.FormatInt(held, 10))); f.ReplicaAt != held {
+		t.Fatalf("watch from the held revision: %+v, want served by the replica", f)
+	}
+	if f := pol.BeforeRequest(req("ctrl", "watch", strconv.FormatInt(held+1, 10))); f.ReplicaAt != 0 {
+		t.Fatalf("watch from beyond the held revision: %+v, want not served by the replica", f)
+	}
+	if f := pol.BeforeRequest(req("other", "list", "0")); f.ReplicaAt != 0 {
+		t.Fatalf("another client's list: %+v, want not served by the target's replica", f)
 	}
 }
 
@@ -315,24 +379,27 @@ func TestStaleReplicaNotOlderThanAlsoServesReadsAtAGivenRV(t *testing.T) {
 	}}
 	pol, clk := newTestPolicy(p)
 	clk.t = time.Second
+	latest := attachServerAt(t, pol, 12)
 	pol.StaleReplica(0)
-	if f := pol.BeforeRequest(req("ctrl", "list", "9")); f.ReplicaLag != 0 {
-		t.Fatalf("list at RV 9 without notOlderThan served by the replica: %+v", f)
+	if f := pol.BeforeRequest(req("ctrl", "list", "11")); f.ReplicaAt != 0 {
+		t.Fatalf("list at RV 11 without notOlderThan served by the replica: %+v", f)
 	}
 	pol.StaleReplica(1)
 	for _, verb := range []string{"list", "watch"} {
-		if f := pol.BeforeRequest(req("ctrl", verb, "9")); f.ReplicaLag != 5 || f.Name != FaultStaleReplica {
-			t.Fatalf("%s at RV 9 in a notOlderThan window: %+v, want lag 5", verb, f)
+		r := req("ctrl", verb, "11")
+		r.SendInitialEvents = verb == "watch"
+		if f := pol.BeforeRequest(r); f.ReplicaAt != latest-5 || f.Name != FaultStaleReplica {
+			t.Fatalf("%s at RV 11 in a notOlderThan window: %+v, want held at %d", verb, f, latest-5)
 		}
 	}
-	if f := pol.BeforeRequest(req("ctrl", "list", "0")); f.ReplicaLag != 5 {
-		t.Fatalf("list at RV 0: lag %d, want the larger lag 5", f.ReplicaLag)
+	if f := pol.BeforeRequest(req("ctrl", "list", "0")); f.ReplicaAt != latest-5 {
+		t.Fatalf("list at RV 0: %+v, want the replica further behind (%d)", f, latest-5)
 	}
-	if f := pol.BeforeRequest(req("ctrl", "list", "")); f.ReplicaLag != 0 {
+	if f := pol.BeforeRequest(req("ctrl", "list", "")); f.ReplicaAt != 0 || f.ReplicaLag != 0 {
 		t.Fatalf("consistent list served stale: %+v", f)
 	}
 	clk.t = 2 * time.Second
-	if f := pol.BeforeRequest(req("ctrl", "list", "9")); f.ReplicaLag != 0 {
-		t.Fatalf("after the notOlderThan window: lag %d, want 0", f.ReplicaLag)
+	if f := pol.BeforeRequest(req("ctrl", "list", "11")); f.ReplicaAt != 0 {
+		t.Fatalf("after the notOlderThan window: %+v, want not served by the replica", f)
 	}
 }

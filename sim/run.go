@@ -605,13 +605,13 @@ func (r *run) faultStep(i int) {
 			note("compact to %d: %v", rv, err)
 		}
 	case "stale-replica":
-		r.policy.StaleReplica(i)
+		held := r.policy.StaleReplica(i)
 		reads := "lists and watches at resourceVersion 0"
 		if s.NotOlderThan {
 			reads = "lists and watches at resourceVersion 0, lists and WatchLists at a given resourceVersion (504 Too large when behind it),"
 		}
-		r.rec.record(Record{Kind: RecFault, Actor: ActorFaults, Fault: "stale-replica-on", Lag: s.Lag, Target: s.Target, Step: i,
-			Detail: fmt.Sprintf("step %d: %s served %d revisions behind for %s", i, reads, s.Lag, forText(s.For))})
+		r.rec.record(Record{Kind: RecFault, Actor: ActorFaults, Fault: "stale-replica-on", Lag: s.Lag, RV: held, Target: s.Target, Step: i,
+			Detail: fmt.Sprintf("step %d: %s served by a replica held at revision %d (%d behind) for %s, then caught up", i, reads, held, s.Lag, forText(s.For))})
 	case "fail-next", "timeout-next-write":
 		r.policy.Arm(i)
 	case "hold":

@@ -322,10 +322,16 @@ func TestWatchListSendsInitialEventsThenTheEndBookmark(t *testing.T) {
 	if end.Annotations[metav1.InitialEventsAnnotationKey] != "true" || end.ResourceVersion != "5" || end.Name != "" {
 		t.Errorf("end bookmark = %+v, want an empty ConfigMap with RV 5 and the annotation", end.ObjectMeta)
 	}
-	// From a stale replica at "0".
-	evs, start, _ = s.WatchStart(configmapsGVR, "ns", wl("0", true), 2)
-	if diff := cmp.Diff([]eventSummary{{watch.Added, "a", 2, false}, {watch.Added, "b", 3, false}, {watch.Bookmark, "", 3, false}}, summarize(t, evs)); diff != "" || start != 3 {
-		t.Errorf("WatchList at 0 with lag 2: start %d (-want +got):\n%s", start, diff)
+	// From a stale replica at "0": the state at 3, the end bookmark at 3,
+	// then what the replica has not seen yet (a lagging watch cache
+	// delivers every later event), and live events after the latest.
+	evs, start, served, _ := s.WatchStartServed(configmapsGVR, "ns", wl("0", true), 2)
+	want = []eventSummary{{watch.Added, "a", 2, false}, {watch.Added, "b", 3, false}, {watch.Bookmark, "", 3, false}, {watch.Deleted, "a", 4, false}, {watch.Added, "c", 5, false}}
+	if diff := cmp.Diff(want, summarize(t, evs)); diff != "" || start != 5 || served != 3 {
+		t.Errorf("WatchList at 0 with lag 2: start %d, served %d (-want +got):\n%s", start, served, diff)
+	}
+	if evs[3].Initial || evs[4].Initial {
+		t.Errorf("the replica's catch-up events are marked Initial")
 	}
 	// Without allowWatchBookmarks there is no end bookmark.
 	evs, _, _ = s.WatchStart(configmapsGVR, "ns", wl("", false), 0)

@@ -34,7 +34,51 @@ import (
 //     after N, replayed from history; 410 Expired ("too old resource
 //     version") if N < CompactedRV(). A future N is accepted: the watch
 //     waits for it (startRV = N), as the watch cache does.
+//
+// A watch served by the replica behind the latest revision is a watch of a
+// lagging watch cache: after its initial state it delivers every matching
+// event the replica has not seen yet, in order (they follow the initial
+// events, not marked Initial), so nothing between the replica's revision
+// and the latest is lost; startRV is then the latest revision. When those
+// events reach the client is the caller's business (a lagging cache
+// delivers them as it catches up). WatchStartServed also returns the
+// revision the replica served.
 func (s *Store) WatchStart(gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions, replicaLag int64) (initial []Event, startRV int64, err error) {
+	initial, startRV, _, err = s.WatchStartServed(gvr, ns, opts, replicaLag)
+	return initial, startRV, err
+}
+
+// WatchStartServed is WatchStart that also returns servedRV, the revision
+// the watch's initial state was taken at when a replica behind the latest
+// revision served it (its events after servedRV follow the initial ones),
+// else 0.
+func (s *Store) WatchStartServed(gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions, replicaLag int64) (initial []Event, startRV, servedRV int64, err error) {
+	initial, startRV, err = s.watchStart(gvr, ns, opts, replicaLag)
+	if err != nil || startRV >= s.rv {
+		return initial, startRV, 0, err
+	}
+	// Served by the replica at startRV < latest: what it has not seen yet
+	// follows, in order.
+	r, _ := s.resource(gvr)
+	filter, ferr := s.Filter(gvr, ns, opts)
+	if r == nil || ferr != nil {
+		return initial, startRV, 0, err
+	}
+	servedRV = startRV
+	for i := int(startRV - s.compacted); i >= 0 && i < len(s.hist); i++ {
+		h := &s.hist[i]
+		if h.res != r {
+			continue
+		}
+		if ev, ok := filter(h.event(s.compacted + 1 + int64(i))); ok {
+			initial = append(initial, ev)
+		}
+	}
+	return initial, s.rv, servedRV, nil
+}
+
+// watchStart is WatchStart without the replica's catch-up events.
+func (s *Store) watchStart(gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions, replicaLag int64) (initial []Event, startRV int64, err error) {
 	r, err := s.resource(gvr)
 	if err != nil {
 		return nil, 0, err

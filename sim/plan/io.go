@@ -512,8 +512,8 @@ func (p *Plan) validateStep(i int) []*PlanError {
 			bad("lag", "must not be negative (revisions kept before the latest), got %d", s.Lag)
 		}
 	case "stale-replica":
-		if s.Lag <= 0 {
-			bad("lag", "must be positive (revisions the replica lags behind), got %d", s.Lag)
+		if s.Lag < 0 {
+			bad("lag", "must not be negative (revisions the replica is behind the latest when the step is played), got %d", s.Lag)
 		}
 	case "fail-next":
 		if !slices.Contains(FailNextCodes, s.Code) {
