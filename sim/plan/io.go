@@ -42,8 +42,8 @@ var (
 		"create":             {"resource", "namespace", "object"},
 		"update":             {"resource", "namespace", "object"},
 		"update-status":      {"resource", "namespace", "object"},
-		"patch":              {"resource", "namespace", "name", "patch", "patchType"},
-		"delete":             {"resource", "namespace", "name"},
+		"patch":              {"resource", "namespace", "name", "patch", "patchType", "child"},
+		"delete":             {"resource", "namespace", "name", "child"},
 		"disconnect":         {"resource", "target"},
 		"break":              {"resource", "target"},
 		"expire":             {"resource", "target"},
@@ -492,8 +492,8 @@ func (p *Plan) validateStep(i int) []*PlanError {
 			bad("object", "%s", msg)
 		}
 	case "patch":
-		if s.Name == "" {
-			bad("name", "missing: name the object to patch")
+		if s.Name == "" && s.Child == (ChildRef{}) {
+			bad("name", "missing: name the object to patch (or pick a child)")
 		}
 		if len(s.Patch) == 0 {
 			bad("patch", "missing: give the patch body as JSON")
@@ -504,8 +504,8 @@ func (p *Plan) validateStep(i int) []*PlanError {
 			bad("patchType", "unknown patch type %q (known: %s)", s.PatchType, strings.Join(PatchTypes, ", "))
 		}
 	case "delete":
-		if s.Name == "" {
-			bad("name", "missing: name the object to delete")
+		if s.Name == "" && s.Child == (ChildRef{}) {
+			bad("name", "missing: name the object to delete (or pick a child)")
 		}
 	case "compact":
 		if s.Lag < 0 {
@@ -529,6 +529,16 @@ func (p *Plan) validateStep(i int) []*PlanError {
 	}
 	if s.For < 0 {
 		bad("for", "must not be negative, got %s", s.For)
+	}
+	if c := s.Child; c != (ChildRef{}) {
+		switch {
+		case s.Name != "":
+			bad("child", "give either name or child, not both")
+		case c.Owner == "" || c.OwnerName == "":
+			bad("child", "owner (the owner's resource) and ownerName are required")
+		case c.Index < 0:
+			bad("child.index", "must not be negative, got %d", c.Index)
+		}
 	}
 	return errs
 }
@@ -554,6 +564,7 @@ func (s *Step) setFields() []string {
 	add(s.For != 0, "for")
 	add(s.MidReconcile, "midReconcile")
 	add(s.NotOlderThan, "notOlderThan")
+	add(s.Child != ChildRef{}, "child")
 	return out
 }
 
