@@ -23,8 +23,12 @@ Checked: let the last disturbance be the last fault, crash/restart, or write by 
 	`restricted to the cache's resource and namespace, comparing key -> UID and RV; ` +
 	`(2) the last desired-state record (RecDesired) says desired == actual; and (3) the ` +
 	`subject settled (desired held and its handlers went quiet) within Options.Bound of ` +
-	`the last disturbance. Unknown without RecFinal, or with neither caches nor desired ` +
-	`records.`
+	`the last disturbance. A run cut short by its deadline or a livelock is judged from ` +
+	`its last state: a fight still going on (see stable-reconciliation) is the reason, ` +
+	`else the last desired-state record when it says desired != actual, before a ` +
+	`cache that differs from the server only by the events in flight at the cut ` +
+	`(then shown as detail). Unknown without RecFinal, or with neither caches nor ` +
+	`desired records.`
 
 const contractStable = `Anvil (OSDI'24), eventually stable reconciliation: "the ` +
 	`controller eventually reaches the desired state and stays there", i.e. once the ` +
@@ -36,8 +40,15 @@ Checked, after the later of the last disturbance and the moment desired == actua
 	`timestamps aside, is what it was), none flaps (sets an object back to a content it ` +
 	`already had since then), and the run ended quiet rather than cut short while the ` +
 	`subject was still writing. A finite settling write (a condition turning False once ` +
-	`all is Ready) is allowed. Unknown when the subject records no desired state or ` +
-	`never converged.`
+	`all is Ready) is allowed. And, over the whole run, no fight: a run cut short by ` +
+	`its deadline or a livelock fails when the subject and another actor (not the ` +
+	`garbage collector) each set one field of one object back to their own value at ` +
+	`least 3 times (the other's reversals not made by plan steps: a user who changes a ` +
+	`field by plan and sees it repaired is not fighting), naming both writers, the ` +
+	`field and their counts ("fought with competitor over spec.replicas: 115 writes ` +
+	`against 228"); a back-and-forth that ended before the run did is not a fight. ` +
+	`Unknown when the subject records no desired state or never converged (and ` +
+	`fought no one).`
 
 // disturbance returns the last record that may legitimately set the
 // subject to work again: a fault, a crash or restart, a write by another
@@ -218,11 +229,11 @@ func stateView(objs []sim.ObjectState, keep func(sim.ObjectState) bool) map[stri
 func eventualConvergence(tr *sim.Trace, opts Options) Verdict {
 	const name = NameEventualConvergence
 	if strings.HasPrefix(tr.Outcome, "error") {
-		return unknown(name, fmt.Sprintf("the run itself failed (%s), so its end state says nothing about the subject", tr.Outcome))
+		return unknownBecause(name, "the run itself failed", fmt.Sprintf("the run itself failed (%s), so its end state says nothing about the subject", tr.Outcome))
 	}
 	final, ok := finalRecord(tr)
 	if !ok {
-		return unknown(name, "the trace has no final server state (RecFinal record), so caches cannot be compared with the server")
+		return unknownBecause(name, "no final server state", "the trace has no final server state (RecFinal record), so caches cannot be compared with the server")
 	}
 	subj := subjectActors(tr)
 	caches := lastCaches(tr, subj)
@@ -233,27 +244,27 @@ func eventualConvergence(tr *sim.Trace, opts Options) Verdict {
 		}
 	}
 	if len(caches) == 0 && len(desired) == 0 {
-		return unknown(name, "the trace has neither cache snapshots (RecCache) nor desired-state records (RecDesired): nothing to compare with the server")
+		return unknownBecause(name, "no cache snapshot or desired-state record", "the trace has neither cache snapshots (RecCache) nor desired-state records (RecDesired): nothing to compare with the server")
 	}
-	// (1) every cache equals the server.
-	for _, c := range caches {
-		sc := scopeOf(tr, c)
-		if len(sc.resources) == 0 {
-			continue // an empty cache of unknown resource: nothing to compare
-		}
-		want := stateView(final.Objects, sc.has)
-		got := stateView(c.Objects, func(sim.ObjectState) bool { return true })
-		if diff := cmp.Diff(want, got); diff != "" {
-			v := fail(name, withFaultNote(tr, fmt.Sprintf("cache %q of %s (%s) does not equal the server's final state: %d object(s) on the server, %d in the cache",
-				c.Handler, c.Actor, sc, len(want), len(got))), c.Pos, final.Pos)
-			v.Detail = "cache vs server at the end of the run:\n" + viewDiffWords(want, got)
-			if k, ok := firstDiffKey(final.Objects, c.Objects, sc.has); ok {
-				if at, trig := missedChange(tr, subj, k, c.Pos); at >= 0 {
-					v = v.at(at, trig)
-				}
+	// A run cut short (deadline, livelock) is judged from its last state:
+	// a fight still going on, else the last desired-state record, before
+	// caches that differ from the server only by the events in flight when
+	// it was cut.
+	cut := cutShort(tr)
+	cacheV, cacheBad := cacheDiff(tr, subj, caches, final)
+	if cut {
+		if fs := fights(tr, subj); len(fs) > 0 {
+			v := fail(name, withFaultNote(tr, fmt.Sprintf("the run was cut short (%s) while %s: the subject never settled", tr.Outcome, fs[0])), fs[0].pos...)
+			if cacheBad {
+				v.Detail = cacheV.Reason + "\n" + cacheV.Detail
 			}
 			return v
 		}
+	}
+	lastFalse := len(desired) > 0 && !desired[len(desired)-1].Value
+	// (1) every cache equals the server.
+	if cacheBad && !(cut && lastFalse) {
+		return cacheV
 	}
 	// (2) desired == actual at the end.
 	dist, hasDist := disturbance(tr, subj)
@@ -263,7 +274,7 @@ func eventualConvergence(tr *sim.Trace, opts Options) Verdict {
 		last := desired[len(desired)-1]
 		if !last.Value {
 			if w, ok := staleDesiredMirror(tr); ok {
-				return unknown(name, fmt.Sprintf("desired == actual is false at the end, but the sim's record of it cannot be trusted: its mirror of the server missed the removal of %s at position %d (an update emptying a terminating object's finalizers is recorded with its last state; only the DELETED watch event shows the removal)",
+				return unknownBecause(name, "the desired-state record missed a removal", fmt.Sprintf("desired == actual is false at the end, but the sim's record of it cannot be trusted: its mirror of the server missed the removal of %s at position %d (an update emptying a terminating object's finalizers is recorded with its last state; only the DELETED watch event shows the removal)",
 					recKey(w), w.Pos))
 			}
 			why := last.Detail
@@ -273,6 +284,9 @@ func eventualConvergence(tr *sim.Trace, opts Options) Verdict {
 			v := fail(name, withFaultNote(tr, fmt.Sprintf("the subject's desired state did not hold at the end of the run (%s)", why)), last.Pos)
 			if at, trig, ok := stuckAt(tr, subj); ok {
 				v = v.at(at, trig)
+			}
+			if cacheBad {
+				v.Detail = cacheV.Reason + "\n" + cacheV.Detail
 			}
 			return v
 		}
@@ -313,6 +327,37 @@ func eventualConvergence(tr *sim.Trace, opts Options) Verdict {
 	return pass(name, fmt.Sprintf("%s, settled %s after the last disturbance (bound %s)", strings.Join(parts, " and "), lat, opts.Bound))
 }
 
+// cutShort reports whether the run ended on its deadline or in a livelock
+// rather than quiet.
+func cutShort(tr *sim.Trace) bool {
+	return tr.Outcome == "deadline" || strings.HasPrefix(tr.Outcome, "livelock")
+}
+
+// cacheDiff returns the failure for the first of caches that differs from
+// the server's final state; ok is false when every one equals it.
+func cacheDiff(tr *sim.Trace, subj map[string]bool, caches []sim.Record, final sim.Record) (Verdict, bool) {
+	for _, c := range caches {
+		sc := scopeOf(tr, c)
+		if len(sc.resources) == 0 {
+			continue // an empty cache of unknown resource: nothing to compare
+		}
+		want := stateView(final.Objects, sc.has)
+		got := stateView(c.Objects, func(sim.ObjectState) bool { return true })
+		if diff := cmp.Diff(want, got); diff != "" {
+			v := fail(NameEventualConvergence, withFaultNote(tr, fmt.Sprintf("cache %q of %s (%s) does not equal the server's final state: %d object(s) on the server, %d in the cache",
+				c.Handler, c.Actor, sc, len(want), len(got))), c.Pos, final.Pos)
+			v.Detail = "cache vs server at the end of the run:\n" + viewDiffWords(want, got)
+			if k, ok := firstDiffKey(final.Objects, c.Objects, sc.has); ok {
+				if at, trig := missedChange(tr, subj, k, c.Pos); at >= 0 {
+					v = v.at(at, trig)
+				}
+			}
+			return v, true
+		}
+	}
+	return Verdict{}, false
+}
+
 func stableReconciliation(tr *sim.Trace, opts Options) Verdict {
 	const name = NameStableReconciliation
 	subj := subjectActors(tr)
@@ -323,11 +368,24 @@ func stableReconciliation(tr *sim.Trace, opts Options) Verdict {
 			last, found = r, true
 		}
 	}
+	if tr.Outcome != "quiet" {
+		if fs := fights(tr, subj); len(fs) > 0 {
+			f := fs[0]
+			v := fail(name, fmt.Sprintf("%s, until the run was cut short (%s): it never settled", f, tr.Outcome), f.pos...)
+			if len(fs) > 1 {
+				v.Detail = fmt.Sprintf("%d fights in all:", len(fs))
+				for _, g := range fs {
+					v.Detail += "\n" + g.String()
+				}
+			}
+			return v
+		}
+	}
 	if !found {
-		return unknown(name, "the subject records no desired state (RecDesired), so there is no moment of convergence to measure stability from")
+		return unknownBecause(name, "no desired-state record", "the subject records no desired state (RecDesired), so there is no moment of convergence to measure stability from")
 	}
 	if !last.Value {
-		return unknown(name, "the subject never converged (desired == actual is false at the end; see eventual-convergence), so stability cannot be judged")
+		return unknownBecause(name, "never converged", "the subject never converged (desired == actual is false at the end; see eventual-convergence), so stability cannot be judged")
 	}
 	from := last.Pos
 	if dist, ok := disturbance(tr, subj); ok && dist.Pos > from {
@@ -371,7 +429,11 @@ func stableReconciliation(tr *sim.Trace, opts Options) Verdict {
 		return fail(name, fmt.Sprintf("after it had converged (position %d) the subject kept writing (%d write(s)) until the run was cut short (%s): it never settled", from, len(writes), tr.Outcome),
 			append(firstN(writes, 10), last.Pos)...)
 	}
-	return pass(name, fmt.Sprintf("after desired == actual held and nothing else changed (position %d) the subject made %d write(s), none a no-op or a flap, and the run ended quiet", from, len(writes)))
+	end := "the run ended quiet"
+	if tr.Outcome != "quiet" {
+		end = fmt.Sprintf("it made none before the run was cut short (%s)", tr.Outcome)
+	}
+	return pass(name, fmt.Sprintf("after desired == actual held and nothing else changed (position %d) the subject made %d write(s), none a no-op or a flap, and %s", from, len(writes), end))
 }
 
 // staleDesiredMirror finds a write that removed an object although its

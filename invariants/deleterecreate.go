@@ -95,7 +95,7 @@ func deleteRecreate(tr *sim.Trace, opts Options) Verdict {
 		}
 	}
 	if nCalls == 0 {
-		return unknown(name, "the trace has no handler calls: nothing says what the subject learned")
+		return unknownBecause(name, "no handler call recorded", "the trace has no handler calls: nothing says what the subject learned")
 	}
 	// (4) the last incarnation of each handler ends knowing the final UIDs.
 	if final, ok := finalRecord(tr); ok {
@@ -135,7 +135,7 @@ func deleteRecreate(tr *sim.Trace, opts Options) Verdict {
 	}
 	if incomplete >= 0 {
 		r := tr.Records[incomplete]
-		v := unknown(name, fmt.Sprintf("handler %q's update record of %s has no OldUID (the old object's UID), and the UID it knew changed there: whether the handler was told of the recreation cannot be decided (record the update's old object)",
+		v := unknownBecause(name, "an update record without OldUID", fmt.Sprintf("handler %q's update record of %s has no OldUID (the old object's UID), and the UID it knew changed there: whether the handler was told of the recreation cannot be decided (record the update's old object)",
 			r.Handler, recKey(r)))
 		v.Positions = []int{incomplete}
 		return v

@@ -121,7 +121,7 @@ func finalizers(tr *sim.Trace, opts Options) Verdict {
 	}
 	final, hasFinal := finalRecord(tr)
 	if (len(ours) == 0 || !hasFinal) && ownedCreates == 0 {
-		return unknown(name, "the subject added no finalizer (or the trace has no final server state) and created no owned object: nothing to check")
+		return unknownBecause(name, "no finalizer added and no owned object created", "the subject added no finalizer (or the trace has no final server state) and created no owned object: nothing to check")
 	}
 	if hasFinal {
 		for _, o := range final.Objects {

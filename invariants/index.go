@@ -341,6 +341,12 @@ func unknown(name, reason string) Verdict {
 	return Verdict{Invariant: name, Status: Unknown, Reason: reason}
 }
 
+// unknownBecause is unknown with short, a few words on what the trace
+// lacked, for run lines (see UnknownSummary).
+func unknownBecause(name, short, reason string) Verdict {
+	return Verdict{Invariant: name, Status: Unknown, Reason: reason, Short: short}
+}
+
 // fail builds a failed verdict citing pos; the first is where the
 // evidence departs (At) unless the caller sets At (see at).
 func fail(name, reason string, pos ...int) Verdict {

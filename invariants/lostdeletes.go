@@ -22,7 +22,7 @@ func noLostDeletes(tr *sim.Trace, opts Options) Verdict {
 	const name = NameNoLostDeletes
 	final, ok := finalRecord(tr)
 	if !ok {
-		return unknown(name, "the trace has no final server state (RecFinal record), so what the server deleted for good is not known")
+		return unknownBecause(name, "no final server state", "the trace has no final server state (RecFinal record), so what the server deleted for good is not known")
 	}
 	subj := subjectActors(tr)
 	onServer := map[string]bool{}
@@ -48,7 +48,7 @@ func noLostDeletes(tr *sim.Trace, opts Options) Verdict {
 	caches := lastCaches(tr, subj)
 	views := lastHandlerViews(tr)
 	if len(caches) == 0 && len(views) == 0 {
-		return unknown(name, "the trace has no subject cache snapshots and no handler calls: nothing shows what the subject holds")
+		return unknownBecause(name, "no cache snapshot or handler call", "the trace has no subject cache snapshots and no handler calls: nothing shows what the subject holds")
 	}
 	nDeleted := 0
 	for uid := range srv.removedAt {

@@ -131,7 +131,62 @@ func stuckAt(tr *sim.Trace, subj map[string]bool) (at, trigger int, ok bool) {
 	if failed >= 0 {
 		at = failed
 	}
+	// A reconcile that ended well, after the last failed move, but judged
+	// from a copy of its primary older than its own last write to it
+	// (KEP-5647) is where the subject stopped short for a reason of its
+	// own: it wins over a failure that only set things in motion.
+	if stale := staleReconcileEnds(tr, subj, max(start, failed)); len(stale) > 0 {
+		at = stale[len(stale)-1]
+	}
 	return at, trigger, true
+}
+
+// staleReconcileEnds returns the positions, after from, of the ends "ok" of
+// the subject's reconciles of a key K that started while its view of an
+// object named K was older than its own latest write to it, in the same
+// process (nothing delivered, listed or got since carried that write).
+func staleReconcileEnds(tr *sim.Trace, subj map[string]bool, from int) []int {
+	proc := newProcesses(tr)
+	type write struct {
+		rv   int64
+		proc int
+		res  string
+	}
+	own := map[string]write{}       // namespace/name -> the subject's latest write there
+	seen := map[string]int64{}      // namespace/name -> highest RV that reached the subject
+	watched := map[string]int64{}   // resource -> highest RV delivered to the subject
+	started := map[[2]string]bool{} // actor, key -> the open reconcile started stale
+	var out []int
+	for _, r := range tr.Records {
+		switch {
+		case r.Kind == sim.RecDelivered && subj[r.Actor]:
+			if r.RV > watched[normResource(r.Resource)] {
+				watched[normResource(r.Resource)] = r.RV
+			}
+			if r.Name != "" && r.RV > seen[nsName(recKey(r))] {
+				seen[nsName(recKey(r))] = r.RV
+			}
+		case r.Kind == sim.RecHandler && subj[r.Actor] && r.Name != "":
+			if r.RV > seen[nsName(recKey(r))] {
+				seen[nsName(recKey(r))] = r.RV
+			}
+		case r.Kind == sim.RecList && subj[r.Actor]:
+			if r.RV > watched[normResource(r.Resource)] {
+				watched[normResource(r.Resource)] = r.RV
+			}
+		case isWrite(r) && subj[r.Actor] && !isEventsResource(r.Resource):
+			own[nsName(recKey(r))] = write{r.RV, proc.of(r.Actor, r.Pos), normResource(r.Resource)}
+		case r.Kind == sim.RecReconcile && subj[r.Actor] && r.Op == "start":
+			w, ok := own[r.Key]
+			started[[2]string{r.Actor, r.Key}] = ok && w.proc == proc.of(r.Actor, r.Pos) &&
+				seen[r.Key] < w.rv && watched[w.res] < w.rv
+		case r.Kind == sim.RecReconcile && subj[r.Actor] && r.Op == "end":
+			if started[[2]string{r.Actor, r.Key}] && r.Result == "ok" && r.Pos > from {
+				out = append(out, r.Pos)
+			}
+		}
+	}
+	return out
 }
 
 // writeVerb reports whether verb ("update/status" included) writes.

@@ -85,7 +85,7 @@ func perObjectOrder(tr *sim.Trace, _ Options) Verdict {
 		}
 	}
 	if nDelivered == 0 && nHandled == 0 {
-		return unknown(name, "the trace has no delivered watch events and no handler calls: no order to check")
+		return unknownBecause(name, "no delivered event or handler call", "the trace has no delivered watch events and no handler calls: no order to check")
 	}
 	return pass(name, fmt.Sprintf("%d delivered event(s) on %d watch stream(s) and %d handler call(s): no object's RV ever went down", nDelivered, len(streams), nHandled))
 }

@@ -2,6 +2,8 @@ package invariants
 
 import (
 	"fmt"
+	"math"
+	"sort"
 	"strings"
 
 	"github.com/cachelab/cachelab/sim"
@@ -10,132 +12,344 @@ import (
 const contractReadYourWrites = `KEP-5647 (stale controller mitigation) and EDGE 24: a ` +
 	`controller must not act on a cache older than its own last write: "record the ` +
 	`resourceVersion of your writes and do not act until the informer has caught up" ` +
-	`(client-go v0.36+: Store.LastStoreSyncResourceVersion). A controller that does ` +
-	`recreates what it just created (409 AlreadyExists) or updates from a copy older ` +
-	`than its own write (409 Conflict).
-Checked: no create by the subject is answered 409 AlreadyExists while the object ` +
-	`it collides with is one the subject created itself, and no update or patch by the ` +
-	`subject is answered 409 Conflict while the object's latest write is the subject's ` +
-	`own through the same subresource (both main, or both status): in both cases the ` +
-	`subject read a copy older than its own write. Conflicts with other actors' writes, ` +
-	`and a main-resource update racing the subject's own status write (the usual ` +
-	`subresource race that RetryOnConflict absorbs), pass. So does a collision with ` +
-	`an own write whose request was answered 504 Timeout (applied, outcome unknown to ` +
-	`the subject: EDGE 28) when no handler of the subject had been given that write ` +
-	`before the colliding reconcile started: the subject had no resourceVersion to ` +
-	`wait for. A request does not name its reconcile, so with several workers the ` +
-	`colliding reconcile is taken to be the earliest one of the subject still open. ` +
-	`Unknown when ` +
-	`the subject sent no create, update or patch.`
+	`(client-go v0.36+: Store.LastStoreSyncResourceVersion).
+Checked on every successful write (create, update, patch, delete; Events aside) of ` +
+	`the subject, made while a reconcile of key K was open (the reconcile of the ` +
+	`written object's namespace/name, or of its owner's): the write fails the ` +
+	`invariant when the subject's view of an object that reconcile read was older ` +
+	`than the subject's own latest write to that object, made earlier in the same ` +
+	`process, before the reconcile started, and answered (a write answered 504 leaves ` +
+	`the subject no resourceVersion to wait for, EDGE 28). What a reconcile of K read ` +
+	`is its primaries (the objects named K, in any resource) and their children (by ` +
+	`ownerReference UID). Its view of an object is bounded from above by what had ` +
+	`reached the subject by the time of the write: watch events and bookmarks delivered ` +
+	`to it (a watch delivers in order, so one at the own write's resourceVersion or ` +
+	`later, for that resource, means the write was delivered), DELETED events of the ` +
+	`object, lists it was served at that resourceVersion or later, and successful ` +
+	`gets; a view is stale only if none of them reached the own write. A stale view ` +
+	`counts only where it could decide the write: (1) a write to the object itself that ` +
+	`sets a field the own write changed back to its value before it (the subject ` +
+	`undid its own write); (2) a write to another object (not a status write) decided ` +
+	`from a primary whose own write changed more than status and bookkeeping ` +
+	`(resourceVersion, generation, managedFields, finalizers), such as its spec, ` +
+	`labels or annotations; (3) a create or delete of a child decided from a view ` +
+	`that missed the subject's own create or delete of a sibling of the same owner and ` +
+	`resource (a duplicate, or one deletion too many). A stale view of one's own ` +
+	`status write, and a write refused with 409 Conflict or AlreadyExists (optimistic ` +
+	`concurrency working: see the retried-conflicts measurement), pass. A request does ` +
+	`not name its reconcile: with several workers the reconcile of the written object ` +
+	`or of its owner is taken, and a write no open reconcile matches is not judged. ` +
+	`Unknown when the subject made no write.`
+
+// ownWrite is the subject's latest write to one object (by UID).
+type ownWrite struct {
+	rec           sim.Record
+	before, after map[string]string
+	proc          int
+	removed       bool
+	timedOut      bool
+}
+
+// changed returns the fields (JSON leaves) the write changed, sorted.
+func (w ownWrite) changed() []string {
+	paths := map[string]bool{}
+	for p := range w.before {
+		paths[p] = true
+	}
+	for p := range w.after {
+		paths[p] = true
+	}
+	var out []string
+	for p := range paths {
+		if leaf(w.before, p) != leaf(w.after, p) {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// decisive returns the changed fields a decision about other objects can
+// rest on: not status, not bookkeeping metadata.
+func (w ownWrite) decisive() []string {
+	var out []string
+	for _, p := range w.changed() {
+		if p == "status" || strings.HasPrefix(p, "status.") || strings.HasPrefix(p, "metadata.finalizers") ||
+			strings.HasPrefix(p, "metadata.managedFields") || strings.HasPrefix(p, "metadata.resourceVersion") ||
+			p == "metadata.generation" || p == "metadata.uid" || strings.HasPrefix(p, "metadata.creationTimestamp") {
+			continue
+		}
+		out = append(out, p)
+	}
+	if w.removed && len(out) == 0 {
+		out = []string{"(the object's removal)"}
+	}
+	return out
+}
+
+// openReconcile is a reconcile that has started and not ended.
+type openReconcile struct {
+	key   string // namespace/name
+	start int
+}
+
+// nsName returns an object key's namespace/name, as reconcile keys read.
+func nsName(k key) string {
+	if k.Namespace == "" {
+		return k.Name
+	}
+	return k.Namespace + "/" + k.Name
+}
+
+// staleView is what the reconstruction of a reconcile's view found.
+type staleView struct {
+	own    ownWrite
+	read   sim.Record // the subject's latest copy of the object before the write (Pos -1: none)
+	fields []string
+	why    string
+}
 
 func readYourWrites(tr *sim.Trace, _ Options) Verdict {
 	const name = NameReadYourWrites
 	subj := subjectActors(tr)
+	proc := newProcesses(tr)
+	rm := removalsOf(tr)
+	current := map[string]map[string]string{} // uid -> latest content
+	owner := map[string]string{}              // uid -> controller owner uid
+	keyOf := map[string]key{}                 // uid -> key
+	byName := map[string]map[string]bool{}    // namespace/name -> uids ever written there
+	own := map[string]*ownWrite{}             // uid -> the subject's latest write
+	lastOwnAt := map[key]*ownWrite{}          // key -> the subject's latest write (for 504s)
+	seen := map[string]int64{}                // uid -> highest RV that reached the subject
+	listed := map[string]int64{}              // resource -> highest list RV served to the subject
+	watched := map[string]int64{}             // resource -> highest RV a watch delivered to the subject
+	lastRead := map[string]sim.Record{}       // uid -> latest handler call (or delivery) of it to the subject
+	open := map[string][]openReconcile{}      // actor -> reconciles open
 	srv := newServer(tr)
-	creator := map[string]sim.Record{} // uid -> its create
-	lastBy := map[key]sim.Record{}     // key -> latest write to it
-	// timedOut holds the positions of the subject's writes whose request
-	// was answered 504 Timeout; seen, for those, the position of the first
-	// handler call that gave the subject the object at that write's RV or
-	// later. A collision with such a write counts only if the reconcile
-	// that made the colliding request started after that handler call.
-	timedOut := map[int]bool{}
-	seen := map[int]int{}
-	// open holds, per actor, the start position of each reconcile still
-	// running, by key: with several workers a request may come from any of
-	// them (records do not name the worker).
-	open := map[string]map[string]int{}
-	unknownToSubject := func(w sim.Record, r sim.Record) bool {
-		if !timedOut[w.Pos] {
-			return false
+	judged := 0
+	see := func(uid string, rv int64) {
+		if uid != "" && rv > seen[uid] {
+			seen[uid] = rv
 		}
-		at, ok := seen[w.Pos]
-		if !ok {
-			return true
-		}
-		// The earliest read the request may rest on: the start of the
-		// earliest open reconcile that began after the write (one that
-		// began before it is the one that wrote, and reads again later).
-		from := r.Pos
-		for _, start := range open[r.Actor] {
-			if start >= w.Pos && start < from {
-				from = start
-			}
-		}
-		return at > from
 	}
-	requests := 0
 	for _, r := range tr.Records {
 		switch r.Kind {
+		case sim.RecRestart:
+			delete(open, r.Actor)
 		case sim.RecReconcile:
+			if !subj[r.Actor] {
+				break
+			}
 			switch r.Op {
 			case "start":
-				if open[r.Actor] == nil {
-					open[r.Actor] = map[string]int{}
-				}
-				open[r.Actor][r.Key] = r.Pos
+				open[r.Actor] = append(open[r.Actor], openReconcile{key: r.Key, start: r.Pos})
 			case "end":
-				delete(open[r.Actor], r.Key)
-			}
-		case sim.RecWrite:
-			if !isWrite(r) {
-				continue
-			}
-			srv.apply(r)
-			if r.Verb == "create" {
-				creator[r.UID] = r
-			}
-			lastBy[recKey(r)] = r
-		case sim.RecHandler:
-			if !subj[r.Actor] {
-				continue
-			}
-			if w, ok := lastBy[recKey(r)]; ok && timedOut[w.Pos] && r.UID == w.UID && r.RV >= w.RV {
-				if _, done := seen[w.Pos]; !done {
-					seen[w.Pos] = r.Pos
+				rs := open[r.Actor]
+				for i := range rs {
+					if rs[i].key == r.Key {
+						open[r.Actor] = append(rs[:i:i], rs[i+1:]...)
+						break
+					}
 				}
+			}
+		case sim.RecHandler, sim.RecDelivered:
+			if !subj[r.Actor] {
+				break
+			}
+			if r.Kind == sim.RecDelivered && r.RV > watched[normResource(r.Resource)] {
+				// A watch delivers in order: an event or bookmark at RV
+				// means every earlier change in its scope was delivered.
+				watched[normResource(r.Resource)] = r.RV
+			}
+			if r.EventType == "DELETED" && r.UID != "" {
+				see(r.UID, math.MaxInt64) // the view no longer holds it
+			}
+			if r.UID != "" {
+				see(r.UID, r.RV)
+				if r.Kind == sim.RecHandler || lastRead[r.UID].Kind != sim.RecHandler {
+					lastRead[r.UID] = r
+				}
+			}
+		case sim.RecList:
+			if subj[r.Actor] && r.RV > listed[normResource(r.Resource)] {
+				listed[normResource(r.Resource)] = r.RV
 			}
 		case sim.RecRequest:
-			if !subj[r.Actor] || isEventsResource(r.Resource) || r.Name == "" {
-				continue
+			if !subj[r.Actor] || r.Name == "" {
+				break
 			}
-			verb := r.Verb
-			if i := strings.IndexByte(verb, '/'); i >= 0 {
-				verb = verb[:i]
+			if r.Verb == "get" && r.Code == 200 {
+				if o, ok := srv.live[recKey(r)]; ok {
+					see(o.UID, o.RV)
+				}
 			}
-			if verb != "create" && verb != "update" && verb != "patch" {
-				continue
-			}
-			requests++
-			k := recKey(r)
 			if r.Code == 504 {
-				if w, ok := lastBy[k]; ok && w.Actor == r.Actor && w.Verb == r.Verb {
-					timedOut[w.Pos] = true
+				if w := lastOwnAt[recKey(r)]; w != nil && w.rec.Actor == r.Actor && w.rec.Verb == r.Verb {
+					w.timedOut = true
 				}
-				continue
 			}
-			if r.Code != 409 {
-				continue
+		case sim.RecWrite:
+			if !isWrite(r) || r.UID == "" {
+				break
 			}
-			switch {
-			case verb == "create" && r.Reason == "AlreadyExists":
-				live, ok := srv.live[k]
-				if c, mine := creator[live.UID]; ok && mine && subj[c.Actor] && !unknownToSubject(c, r) {
-					return fail(name, fmt.Sprintf("%s tried to create %s again after its own create at position %d had succeeded: it acted on a cache that did not show its own write yet",
-						r.Actor, k, c.Pos), r.Pos, c.Pos)
+			after := flatten(r.Object)
+			before := current[r.UID]
+			k := recKey(r)
+			mine := subj[r.Actor] && !r.ByGC && !isEventsResource(r.Resource)
+			if mine {
+				judged++
+				reached := func(uid string, res string, rv int64) bool {
+					return seen[uid] >= rv || listed[res] >= rv || watched[res] >= rv
 				}
-			case verb != "create" && r.Reason == "Conflict":
-				if w, ok := lastBy[k]; ok && subj[w.Actor] && subresource(w.Verb) == subresource(r.Verb) && !unknownToSubject(w, r) {
-					return fail(name, fmt.Sprintf("%s's %s of %s conflicted with its own write at position %d (RV %d): it wrote from a copy older than its own last write",
-						r.Actor, r.Verb, k, w.Pos, w.RV), r.Pos, w.Pos)
+				if v, ok := staleDecision(r, before, after, open[r.Actor], own, owner, keyOf, byName, reached, lastRead, proc); ok {
+					return staleVerdict(tr, name, r, v)
 				}
+			}
+			current[r.UID] = after
+			if r.Owner != "" {
+				owner[r.UID] = r.Owner
+			}
+			keyOf[r.UID] = k
+			if byName[nsName(k)] == nil {
+				byName[nsName(k)] = map[string]bool{}
+			}
+			byName[nsName(k)][r.UID] = true
+			srv.apply(r)
+			if mine {
+				w := &ownWrite{rec: r, before: before, after: after, proc: proc.of(r.Actor, r.Pos), removed: rm.removes(r)}
+				own[r.UID] = w
+				lastOwnAt[k] = w
 			}
 		}
 	}
-	if requests == 0 {
-		return unknown(name, "the subject sent no create, update or patch: no write could have been based on a stale read of its own")
+	if judged == 0 {
+		return unknownBecause(name, "no write by the subject", "the subject made no write: no decision of its own could rest on a stale view of its own write")
 	}
-	return pass(name, fmt.Sprintf("%d write request(s) by the subject: none collided with its own earlier write", requests))
+	return pass(name, fmt.Sprintf("%d write(s) by the subject: none was decided from a view older than its own earlier write (retried 409s are measured apart, see retried-conflicts)", judged))
+}
+
+// staleDecision judges one successful write d of the subject (see the
+// contract). before and after are d's object before and after it.
+func staleDecision(d sim.Record, before, after map[string]string, open []openReconcile, own map[string]*ownWrite,
+	owner map[string]string, keyOf map[string]key, byName map[string]map[string]bool,
+	reached func(uid, resource string, rv int64) bool, lastRead map[string]sim.Record, proc incarnations) (staleView, bool) {
+	rec, ok := reconcileOf(d, open, owner, keyOf)
+	if !ok {
+		return staleView{}, false
+	}
+	primaries := byName[rec.key]
+	dProc := proc.of(d.Actor, d.Pos)
+	dRemoves := d.Verb == "delete" || d.Verb == "deletecollection"
+	var uids []string
+	for uid := range own {
+		uids = append(uids, uid)
+	}
+	sort.Strings(uids)
+	for _, uid := range uids {
+		w := own[uid]
+		if w.rec.Pos >= rec.start || w.proc != dProc || w.timedOut {
+			continue
+		}
+		isChild := primaries[owner[uid]]
+		if !isChild && !primaries[uid] {
+			continue
+		}
+		if reached(uid, normResource(w.rec.Resource), w.rec.RV) {
+			continue
+		}
+		read, ok := lastRead[uid]
+		if !ok {
+			read = sim.Record{Pos: -1}
+		}
+		v := staleView{own: *w, read: read}
+		switch {
+		case d.UID == uid:
+			if dRemoves {
+				if f := w.decisive(); len(f) > 0 && !w.removed {
+					v.fields, v.why = f, "deleted the object from a copy without its own change"
+					return v, true
+				}
+				continue
+			}
+			if f := undone(*w, before, after); len(f) > 0 {
+				v.fields, v.why = f, "set back what its own write had set"
+				return v, true
+			}
+		case !isChild:
+			if strings.Contains(d.Verb, "/status") {
+				continue // a status write reports what it sees; the next one corrects it
+			}
+			if f := w.decisive(); len(f) > 0 {
+				v.fields, v.why = f, "decided from a copy of its primary without its own change"
+				return v, true
+			}
+		default:
+			sibling := d.Owner != "" && d.Owner == owner[uid] && normResource(d.Resource) == normResource(w.rec.Resource)
+			if sibling && (d.Verb == "create" || dRemoves) && (w.rec.Verb == "create" || w.removed) {
+				v.fields, v.why = []string{"(the set of children)"}, "decided how many children there are from a view without its own "+w.rec.Verb
+				return v, true
+			}
+		}
+	}
+	return staleView{}, false
+}
+
+// reconcileOf returns the open reconcile d belongs to: the one of d's
+// namespace/name, or of its owner's; the only one open when none matches.
+func reconcileOf(d sim.Record, open []openReconcile, owner map[string]string, keyOf map[string]key) (openReconcile, bool) {
+	want := []string{nsName(recKey(d))}
+	o := d.Owner
+	if o == "" {
+		o = owner[d.UID]
+	}
+	if k, ok := keyOf[o]; ok && o != "" {
+		want = append(want, nsName(k))
+	}
+	for _, k := range want {
+		for _, r := range open {
+			if r.key == k {
+				return r, true
+			}
+		}
+	}
+	return openReconcile{}, false
+}
+
+// undone returns the fields own changed that a later write (from before to
+// after) set back to their value before own.
+func undone(own ownWrite, before, after map[string]string) []string {
+	var out []string
+	for _, p := range own.changed() {
+		old := leaf(own.before, p)
+		if leaf(after, p) == old && leaf(before, p) != old {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func staleVerdict(tr *sim.Trace, name string, d sim.Record, v staleView) Verdict {
+	w := v.own.rec
+	readWords := fmt.Sprintf("no copy of %s had reached it since", recKey(w))
+	pos := []int{d.Pos, w.Pos}
+	if v.read.Pos >= 0 {
+		readWords = fmt.Sprintf("its copy of %s was at RV %d (%s at position %d)", recKey(w), v.read.RV, v.read.Kind, v.read.Pos)
+		pos = append(pos, v.read.Pos)
+	}
+	fields := strings.Join(firstStrings(v.fields, 3), ", ")
+	reason := fmt.Sprintf("%s's %s of %s (RV %d) %s: %s, older than its own %s of it at RV %d (position %d, changing %s)",
+		d.Actor, d.Verb, recKey(d), d.RV, v.why, readWords, w.Verb, w.RV, w.Pos, fields)
+	out := fail(name, withFaultNote(tr, reason), pos...)
+	out.Detail = fmt.Sprintf("the stale read: %s\nthe own write it missed: %s %s at RV %d, position %d (changed %s)\nthe write it caused: %s %s at RV %d, position %d",
+		readWords, w.Verb, recKey(w), w.RV, w.Pos, strings.Join(v.fields, ", "), d.Verb, recKey(d), d.RV, d.Pos)
+	return out
+}
+
+func firstStrings(s []string, n int) []string {
+	if len(s) > n {
+		return append(append([]string(nil), s[:n]...), fmt.Sprintf("and %d more", len(s)-n))
+	}
+	return s
 }
 
 // subresource returns the subresource of a verb ("update/status" -> "status").

@@ -1,7 +1,6 @@
 package invariants
 
 import (
-	"strings"
 	"time"
 
 	"github.com/cachelab/cachelab/sim"
@@ -19,6 +18,10 @@ const (
 	NameNoLostUpdates        = "no-lost-updates"
 	NameFinalizers           = "finalizers"
 	NameReadYourWrites       = "read-your-writes"
+	// NameRetriedConflicts is a measurement, never a failure: the 409s
+	// (Conflict, AlreadyExists) the subject got and how long until a
+	// retry resolved each.
+	NameRetriedConflicts = "retried-conflicts"
 	// NameSyncSoundnessPrefix prefixes the per-signal soundness verdicts:
 	// "sync-soundness/informer-synced", ...
 	NameSyncSoundnessPrefix = "sync-soundness/"
@@ -72,7 +75,7 @@ func (inv Invariant) Check(tr *sim.Trace) Verdict { return inv.CheckWith(tr, Opt
 // CheckWith judges tr with opts. A nil or empty trace is Unknown.
 func (inv Invariant) CheckWith(tr *sim.Trace, opts Options) Verdict {
 	if tr == nil || len(tr.Records) == 0 {
-		v := unknown(inv.Name, "the trace is empty: nothing to judge (run a plan first)")
+		v := unknownBecause(inv.Name, "empty trace", "the trace is empty: nothing to judge (run a plan first)")
 		v.Measurement = IsMeasurement(inv.Name)
 		return v
 	}
@@ -96,7 +99,8 @@ func All() []Invariant {
 		{Name: NameNoDuplicateChildren, Summary: "no create makes the subject's live children exceed the parent's spec.replicas (a Job's spec.parallelism)", Contract: contractChildren, check: noDuplicateChildren},
 		{Name: NameNoLostUpdates, Summary: "no subject write reverts another actor's change it never observed", Contract: contractLostUpdates, check: noLostUpdates},
 		{Name: NameFinalizers, Summary: "nothing is left terminating on our finalizer or in our external store; no child is created under an owner seen terminating", Contract: contractFinalizers, check: finalizers},
-		{Name: NameReadYourWrites, Summary: "the subject never collides (409) with its own earlier write: it waits for its cache to show its writes", Contract: contractReadYourWrites, check: readYourWrites},
+		{Name: NameReadYourWrites, Summary: "no successful write of the subject is decided from a view older than its own earlier write (KEP-5647)", Contract: contractReadYourWrites, check: readYourWrites},
+		{Name: NameRetriedConflicts, Summary: "measured, not a failure: the subject's 409s (Conflict, AlreadyExists) and how long until a retry resolved each", Contract: contractConflicts, check: retriedConflicts},
 	}
 	for _, s := range SignalNames() {
 		out = append(out, syncInvariant(s))
@@ -105,11 +109,11 @@ func All() []Invariant {
 }
 
 // SubjectInvariants lists the invariants that judge the subject itself
-// (All without the sync-soundness ones).
+// (All without the measurements).
 func SubjectInvariants() []Invariant {
 	var out []Invariant
 	for _, inv := range All() {
-		if !strings.HasPrefix(inv.Name, NameSyncSoundnessPrefix) {
+		if !IsMeasurement(inv.Name) {
 			out = append(out, inv)
 		}
 	}
@@ -164,6 +168,9 @@ func NoDuplicateChildren(tr *sim.Trace) Verdict { return mustLookup(NameNoDuplic
 
 // NoLostUpdates checks no-lost-updates.
 func NoLostUpdates(tr *sim.Trace) Verdict { return mustLookup(NameNoLostUpdates).Check(tr) }
+
+// RetriedConflicts measures retried-conflicts.
+func RetriedConflicts(tr *sim.Trace) Verdict { return mustLookup(NameRetriedConflicts).Check(tr) }
 
 // ReadYourWrites checks read-your-writes.
 func ReadYourWrites(tr *sim.Trace) Verdict { return mustLookup(NameReadYourWrites).Check(tr) }

@@ -37,11 +37,17 @@ type Verdict struct {
 	// Trigger, optional on a Fail, is the position of what set the failure
 	// in motion (the user's delete, a fault), shown as context.
 	Trigger *int `json:"trigger,omitempty"`
-	// Measurement is true for a verdict that measures a definition of
-	// "synced" (sync-soundness/...) rather than judging the subject: its
-	// Fail means "this definition claimed sync too early" (unsound), never
-	// that the run failed. See IsMeasurement.
+	// Measurement is true for a verdict that measures rather than judges
+	// the subject: a definition of "synced" (sync-soundness/...), whose
+	// Fail means "this definition claimed sync too early" (unsound), or a
+	// cost of idiomatic behaviour (retried-conflicts), which is always
+	// Pass or Unknown. Never a failure of the run. See IsMeasurement.
 	Measurement bool `json:"measurement,omitempty"`
+	// Short, optional, is a few words for a one-line summary: for an
+	// Unknown, what the trace lacked ("no desired-state record"); for a
+	// cost measurement, its figure ("3 retried 409s, resolved within
+	// 20ms"). See UnknownSummary and Costs.
+	Short string `json:"short,omitempty"`
 }
 
 // Mark returns the position a report marks as v's first failure: At when
@@ -59,7 +65,13 @@ func (v Verdict) Mark() int {
 // IsMeasurement reports whether the invariant named name measures a
 // definition of "synced" (how often it lied) instead of judging the
 // subject. A measurement's Fail reads "unsound", and never makes a run red.
-func IsMeasurement(name string) bool { return strings.HasPrefix(name, NameSyncSoundnessPrefix) }
+func IsMeasurement(name string) bool {
+	return strings.HasPrefix(name, NameSyncSoundnessPrefix) || isCost(name)
+}
+
+// isCost reports whether name is a measurement of a cost (not of a sync
+// definition): it reads "measured", never sound or unsound.
+func isCost(name string) bool { return name == NameRetriedConflicts }
 
 // Failed reports whether v is a failed property of the subject: a Fail
 // that is not a measurement.
@@ -70,6 +82,9 @@ func (v Verdict) Failed() bool {
 // Label is how the verdict's status reads: pass, fail or unknown for a
 // property; sound, unsound or unknown for a measurement.
 func (v Verdict) Label() string {
+	if isCost(v.Invariant) && v.Status != Unknown {
+		return "measured"
+	}
 	if v.Measurement || IsMeasurement(v.Invariant) {
 		switch v.Status {
 		case Pass:
@@ -85,8 +100,9 @@ func (v Verdict) Label() string {
 type Tally struct {
 	// Pass, Fail and Unknown count the properties of the subject.
 	Pass, Fail, Unknown int
-	// Sound, Unsound and Unmeasured count the measurements.
-	Sound, Unsound, Unmeasured int
+	// Sound, Unsound and Unmeasured count the measurements of sync
+	// definitions, Costs the cost measurements (retried-conflicts).
+	Sound, Unsound, Unmeasured, Costs int
 }
 
 // Count tallies vs.
@@ -95,6 +111,8 @@ func Count(vs []Verdict) Tally {
 	for _, v := range vs {
 		m := v.Measurement || IsMeasurement(v.Invariant)
 		switch {
+		case isCost(v.Invariant):
+			t.Costs++
 		case m && v.Status == Pass:
 			t.Sound++
 		case m && v.Status == Fail:
@@ -120,4 +138,67 @@ func (t Tally) String() string {
 		s += fmt.Sprintf("; measured: %d of %d sync definitions unsound", t.Unsound, n)
 	}
 	return s
+}
+
+// UnknownSummary says, in one line, why the properties in vs that are
+// Unknown could not judge, grouped by what the trace lacked: "no
+// desired-state record (eventual-convergence, stable-reconciliation); no
+// write by the subject (no-lost-updates)". When most properties are
+// Unknown it opens with "most invariants could not judge: the trace lacks
+// ...". Empty when none is Unknown.
+func UnknownSummary(vs []Verdict) string {
+	groups := map[string][]string{}
+	var order []string
+	props, unknowns := 0, 0
+	for _, v := range vs {
+		if v.Measurement || IsMeasurement(v.Invariant) {
+			continue
+		}
+		props++
+		if v.Status != Unknown {
+			continue
+		}
+		unknowns++
+		why := v.Short
+		if why == "" {
+			why = shortReason(v.Reason)
+		}
+		if _, ok := groups[why]; !ok {
+			order = append(order, why)
+		}
+		groups[why] = append(groups[why], v.Invariant)
+	}
+	if unknowns == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(order))
+	for _, why := range order {
+		parts = append(parts, fmt.Sprintf("%s (%s)", why, strings.Join(groups[why], ", ")))
+	}
+	s := strings.Join(parts, "; ")
+	if 2*unknowns > props {
+		s = "most invariants could not judge, the trace lacks: " + s
+	}
+	return s
+}
+
+// Costs returns the figures of the cost measurements in vs that measured
+// something ("3 retried 409s, resolved within 20ms"), for a run line.
+func Costs(vs []Verdict) []string {
+	var out []string
+	for _, v := range vs {
+		if isCost(v.Invariant) && v.Status == Pass && v.Short != "" && len(v.Positions) > 0 {
+			out = append(out, v.Short)
+		}
+	}
+	return out
+}
+
+// shortReason cuts a reason at its first colon or comma: the words before
+// are the cause.
+func shortReason(r string) string {
+	if i := strings.IndexAny(r, ":,("); i > 0 {
+		r = r[:i]
+	}
+	return strings.TrimSpace(r)
 }

@@ -1,0 +1,88 @@
+package invariants_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cachelab/cachelab/invariants"
+	"github.com/cachelab/cachelab/invariants/tracebuild"
+	"github.com/cachelab/cachelab/sim"
+)
+
+// fightRun: a converged run, then ctrl and the competitor set the replicas
+// of ctrl's Deployment back and forth, rounds times each (the competitor
+// first, reacting, never at a plan step).
+func fightRun(rounds int) (*healthyRun, []int) {
+	h := newHealthyRun()
+	b := h.b
+	d := b.Create(ctrl, tracebuild.Obj{Resource: "deployments", Namespace: "ns", Name: "web", Owner: h.parent.UID, Replicas: tracebuild.Int(2)})
+	b.Desired(ctrl, true, "")
+	var pos []int
+	for i := range rounds {
+		b.At(5*sec + sec*time.Duration(i))
+		d.Replicas = tracebuild.Int(5)
+		b.Update("competitor", "patch", d)
+		pos = append(pos, b.Last())
+		d.Replicas = tracebuild.Int(2)
+		b.Update(ctrl, "update", d)
+		pos = append(pos, b.Last())
+	}
+	return h, pos
+}
+
+// Issue 27: a write war until the deadline fails stable-reconciliation,
+// naming both writers, the field and the counts.
+func TestAFightUntilTheDeadlineFailsStableReconciliation(t *testing.T) {
+	h, pos := fightRun(6)
+	b := h.b
+	b.At(9 * sec)
+	b.CacheOfServer(ctrl, "bellerophons", "bellerophons")
+	b.Final()
+	tr := b.Trace("deadline")
+	v := invariants.StableReconciliation(tr)
+	wantStatus(t, v, invariants.Fail)
+	wantPositions(t, v, pos[2])
+	for _, want := range []string{"ctrl fought with competitor over spec.replicas of deployments/ns/web", "6 write(s) against 6", "deadline"} {
+		if !strings.Contains(v.Reason, want) {
+			t.Errorf("reason lacks %q: %s", want, v.Reason)
+		}
+	}
+	c := invariants.EventualConvergence(tr)
+	wantStatus(t, c, invariants.Fail)
+	if !strings.Contains(c.Reason, "fought with competitor") {
+		t.Errorf("eventual-convergence of a run cut short by a fight should give the fight as its reason: %s", c.Reason)
+	}
+}
+
+// One competitor write that the controller repairs once is no fight.
+func TestOneCompetitorWriteRepairedOncePassesStableReconciliation(t *testing.T) {
+	h, _ := fightRun(1)
+	b := h.b
+	b.At(9 * sec)
+	b.Final()
+	v := invariants.StableReconciliation(b.Trace("quiet"))
+	wantStatus(t, v, invariants.Pass)
+}
+
+// A back-and-forth the plan drives (a user step each time, each repaired
+// by the controller) is not a fight, even when the run is cut short.
+func TestAUserChangingAFieldByPlanStepsIsNotAFight(t *testing.T) {
+	h := newHealthyRun()
+	b := h.b
+	d := b.Create(ctrl, tracebuild.Obj{Resource: "deployments", Namespace: "ns", Name: "web", Owner: h.parent.UID, Replicas: tracebuild.Int(2)})
+	b.Desired(ctrl, true, "")
+	for i := range 4 {
+		b.At(5*sec + sec*time.Duration(i))
+		b.Add(sim.Record{Kind: sim.RecStep, Actor: "user", Op: "patch", Step: i})
+		d.Replicas = tracebuild.Int(5)
+		b.Update("user", "patch", d)
+		d.Replicas = tracebuild.Int(2)
+		b.Update(ctrl, "update", d)
+	}
+	b.Final()
+	v := invariants.StableReconciliation(b.Trace("deadline"))
+	if v.Status == invariants.Fail && strings.Contains(v.Reason, "fought") {
+		t.Fatalf("plan steps are not a fight: %s", v.Reason)
+	}
+}
