@@ -48,11 +48,15 @@ type CourseRun struct {
 	// Href is the run's report, relative to the course page (at its
 	// first-failure card when the run is expected to fail).
 	Href string
-	// Expect says what the scenario expects of it: "holds" or "fails:
-	// invariant, ...".
+	// Expect says what the scenario expects of its properties: "holds" or
+	// "fails: invariant, ...".
 	Expect string
 	// Fails is true when the scenario expects a failed invariant.
 	Fails bool
+	// Unsound, optional, names the definitions of "synced" the scenario
+	// expects to be measured unsound ("measured unsound: lastsync-rv"):
+	// a measurement, drawn apart from a failure.
+	Unsound string
 }
 
 var courseTmpl = template.Must(template.New("course").Parse(`<!doctype html>
@@ -65,21 +69,24 @@ nav ol{padding-left:1.2rem}.stop{margin:1.2rem 0 1.6rem}.stop h3{font-size:1.05r
 .label{display:inline-block;min-width:2.4rem;margin-right:.5rem;font-weight:700;color:#446}
 .lesson{margin:.3rem 0 .5rem}.scenario{margin:.3rem 0 .3rem 1rem}.scenario code{background:#f3f3f6;padding:0 .3rem}
 .runs{margin:.2rem 0 0 1rem;padding:0;list-style:none}.runs li{margin:.1rem 0}
-.fails{color:#a40}.holds{color:#262}.gap{color:#777;font-style:italic;margin-left:1rem}
+.fails{color:#cf222e}.holds{color:#1a7f37}.unsound{color:#8250df;font-style:italic}.gap{color:#777;font-style:italic;margin-left:1rem}
 </style></head><body>
 <h1>cachelab: the guided course</h1>
 <p>The 28 edge cases of the lab's EDGE-CASES.md, in order, as a path through the questions of the
 origin notes. Each stop says what to take away, then the scenarios that show it: read a story with
 <code>cachelab explain NAME</code>, run it with <code>cachelab run NAME</code>, and open each
 subject's report (written by <code>make run</code> beside this page), where the first failed
-invariant is marked at the moment it goes wrong. How often each definition of "synced" lies, over
+invariant is marked at the moment it goes wrong. <span class="holds">holds</span>: every property
+holds; <span class="fails">fails</span>: the scenario expects these properties to fail (a mutant's
+bug caught); <span class="unsound">measured unsound</span>: a definition of "synced" claims sync too
+early here, a measurement, not a failure of the subject. How often each definition of "synced" lies, over
 random plans: <a href="hassynced.html">hassynced.html</a> (written by <code>make hassynced</code>).</p>
 <nav><ol>{{range .}}<li><a href="#part-{{.Letter}}">{{.Letter}}. {{.Question}}</a></li>{{end}}</ol></nav>
 {{range .}}<section id="part-{{.Letter}}"><h2>{{.Letter}}. {{.Question}}</h2>
 {{range .Stops}}<div class="stop" id="{{.Label}}"><h3><span class="label">{{.Label}}</span>{{.Title}}</h3>
 <p class="lesson">{{.Lesson}}</p>
 {{range .Scenarios}}<div class="scenario"><b>{{.Name}}</b>: {{.Title}} <code>{{.Explain}}</code>
-<ul class="runs">{{range .Runs}}<li><a href="{{.Href}}">{{.Subject}}</a> <span class="{{if .Fails}}fails{{else}}holds{{end}}">{{.Expect}}</span></li>{{end}}</ul></div>
+<ul class="runs">{{range .Runs}}<li><a href="{{.Href}}">{{.Subject}}</a> <span class="{{if .Fails}}fails{{else}}holds{{end}}">{{.Expect}}</span>{{if .Unsound}} <span class="unsound" title="a measurement of a definition of synced, not a failure">{{.Unsound}}</span>{{end}}</li>{{end}}</ul></div>
 {{else}}<p class="gap">No scenario shows this one yet.</p>{{end}}</div>
 {{end}}</section>
 {{end}}</body></html>

@@ -50,6 +50,22 @@ type subjectSummary struct {
 	Pass, Fail, Unknown int
 	// AsExpected and Unexpected count the runs by IndexEntry.Expected.
 	AsExpected, Unexpected int
+	// ExpectedFail counts the runs that failed as expected (a mutant or a
+	// contrast variant caught): the Fail that is not red.
+	ExpectedFail int
+}
+
+// FailClass is the CSS class of the subject's raw fail count: red only
+// when a run failed that was not expected to (or nothing judged it);
+// "n-expected" when every failure was expected.
+func (s subjectSummary) FailClass() string {
+	switch {
+	case s.Fail == 0:
+		return "n-zero"
+	case s.Fail == s.ExpectedFail:
+		return "n-expected"
+	}
+	return "n-fail"
 }
 
 func (s *subjectSummary) add(st invariants.Status, exp Expectation) {
@@ -65,6 +81,9 @@ func (s *subjectSummary) add(st invariants.Status, exp Expectation) {
 		s.Pass++
 	case invariants.Fail:
 		s.Fail++
+		if exp == AsExpected {
+			s.ExpectedFail++
+		}
 	default:
 		s.Unknown++
 	}
@@ -143,6 +162,16 @@ func (r indexRow) RowClass(judged bool) string {
 		return ""
 	}
 	return "r-" + string(r.Status)
+}
+
+// ResultClass is the CSS class of the run's raw result badge: on a judged
+// page, a failure its scenario expects (a mutant caught) is drawn as
+// "expected", not as a red fail.
+func (r indexRow) ResultClass(judged bool) string {
+	if judged && r.Status == invariants.Fail && r.Expected == AsExpected {
+		return "expected"
+	}
+	return string(r.Status)
 }
 
 // ExpectedStatus is the status the expectation cell is drawn and sorted

@@ -29,7 +29,9 @@ import (
 const (
 	// ExitOK: everything went as expected.
 	ExitOK = 0
-	// ExitUnexpected: at least one verdict was unexpected (or a run failed).
+	// ExitUnexpected: at least one verdict was unexpected (or a run
+	// failed). For replay: the replayed run failed a property, expected
+	// by its scenario or not (it reproduces a failure), or could not run.
 	ExitUnexpected = 1
 	// ExitUsage: bad arguments or input files.
 	ExitUsage = 2

@@ -233,9 +233,10 @@ func TestRunOfOneScenarioWritesTheOutFilesAndReplaysThem(t *testing.T) {
 
 	// Replay the written plan: same scenario, judged again, compared with
 	// the trace written next to it, both traces kept.
+	// It reproduces the expected failure: replay exits 1, saying why.
 	code, stdout, errs = run(t, "replay", filepath.Join(dir, "plan.json"))
-	if code != ExitOK {
-		t.Fatalf("replay exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout, errs)
+	if code != ExitUnexpected || !strings.Contains(stdout, "exit 1: the replayed run failed eventual-convergence, no-lost-deletes, as its scenario expects") {
+		t.Fatalf("replay exited %d, want %d with why\nstdout:\n%s\nstderr:\n%s", code, ExitUnexpected, stdout, errs)
 	}
 	for _, want := range []string{
 		"judged by scenario tombstone-after-410",
@@ -253,7 +254,7 @@ func TestRunOfOneScenarioWritesTheOutFilesAndReplaysThem(t *testing.T) {
 
 	// A trace file replays too: its header holds the plan.
 	code, stdout, _ = run(t, "replay", filepath.Join(dir, "trace.jsonl"))
-	if code != ExitOK || !strings.Contains(stdout, "fault schedule: same") {
+	if code != ExitUnexpected || !strings.Contains(stdout, "fault schedule: same") {
 		t.Errorf("replay of the trace exited %d:\n%s", code, stdout)
 	}
 
@@ -552,5 +553,21 @@ func TestExploreReportsCoverageAndSavesEachFailingSchedule(t *testing.T) {
 	}
 	if code, _, errs := run(t, "explore", "delete-recreate-during-gap", "--deviations", "0"); code != ExitUsage || !strings.Contains(errs, "--deviations must be at least 1") {
 		t.Errorf("--deviations 0: exit %d, %q", code, errs)
+	}
+}
+
+// replay exits 1 when the replayed run fails a property (it reproduces a
+// failure, as docs/errors-and-expectations.md says) and 0 when it fails
+// none: the correct controller's run of the same scenario.
+func TestReplayExitsOneWhenItReproducesAFailureAndZeroWhenNothingFails(t *testing.T) {
+	out := t.TempDir()
+	if code, stdout, errs := run(t, "run", "tombstone-after-410", "--out", out); code != ExitOK {
+		t.Fatalf("run exited %d\n%s\n%s", code, stdout, errs)
+	}
+	for subject, want := range map[string]int{"naivecache": ExitUnexpected, "informer-realfifo": ExitOK} {
+		code, stdout, errs := run(t, "replay", filepath.Join(out, "tombstone-after-410", subject, "plan.json"))
+		if code != want {
+			t.Errorf("replay of %s exited %d, want %d\n%s\n%s", subject, code, want, stdout, errs)
+		}
 	}
 }

@@ -558,10 +558,34 @@ func replayCmd(env *Env, args []string) int {
 			return ExitNotReproduced
 		}
 	}
-	if !r.OK() {
-		return ExitUnexpected
+	return replayExit(w, r)
+}
+
+// replayExit is replay's exit code, said in a last line: a replay asks
+// "does this plan still fail?", so a failed property exits 1 whether or
+// not its scenario expects it (a mutant caught), as does a run that
+// could not run or a verdict its scenario did not expect; 0 when the
+// replayed run failed no property (measurements are never failures).
+func replayExit(w io.Writer, r *lab.Result) int {
+	var failed []string
+	for _, v := range r.Verdicts {
+		if v.Failed() {
+			failed = append(failed, v.Invariant)
+		}
 	}
-	return ExitOK
+	switch {
+	case r.Err != nil:
+		fmt.Fprintf(w, "exit %d: the replayed run could not run\n", ExitUnexpected)
+	case !r.OK():
+		fmt.Fprintf(w, "exit %d: the replayed run has unexpected verdicts\n", ExitUnexpected)
+	case len(failed) > 0 && r.Judged():
+		fmt.Fprintf(w, "exit %d: the replayed run failed %s, as its scenario expects\n", ExitUnexpected, strings.Join(failed, ", "))
+	case len(failed) > 0:
+		fmt.Fprintf(w, "exit %d: the replayed run failed %s\n", ExitUnexpected, strings.Join(failed, ", "))
+	default:
+		return ExitOK
+	}
+	return ExitUnexpected
 }
 
 func reportFlags() (*flag.FlagSet, *string) {

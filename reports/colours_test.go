@@ -1,0 +1,90 @@
+package reports
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// cssColour returns the colour a stylesheet gives selector (its first
+// "color:" declaration), with var(--x) resolved from base.css.
+func cssColour(t *testing.T, css, selector string) string {
+	t.Helper()
+	m := regexp.MustCompile(regexp.QuoteMeta(selector) + `\s*\{[^}]*?color:\s*([^;}]+)`).FindStringSubmatch(css)
+	if m == nil {
+		t.Fatalf("no colour for %s", selector)
+	}
+	c := strings.TrimSpace(m[1])
+	if v := regexp.MustCompile(`^var\((--[\w-]+)\)$`).FindStringSubmatch(c); v != nil {
+		d := regexp.MustCompile(regexp.QuoteMeta(v[1]) + `:\s*([^;]+);`).FindStringSubmatch(asset("base.css"))
+		if d == nil {
+			t.Fatalf("base.css does not define %s", v[1])
+		}
+		c = strings.TrimSpace(d[1])
+	}
+	return c
+}
+
+// On a judged index, a subject whose only failures were expected (a
+// contrast variant or a mutant caught) does not show a red "fail": its
+// fail count is drawn as expected, and so is the run's result badge; a
+// subject with an unexpected failure stays red.
+func TestIndexBySubjectDoesNotShowAnExpectedFailureAsRed(t *testing.T) {
+	caught := NewIndexEntry(fixtureFailing(), "a/naivecache/report.html")
+	caught.Expected, caught.Note = AsExpected, "caught: convergence"
+	missed := NewIndexEntry(fixtureFailing(), "b/other/report.html")
+	missed.Subject, missed.Expected = "other", Unexpected
+	var b bytes.Buffer
+	if err := IndexTitled(&b, "t", []IndexEntry{caught, missed}); err != nil {
+		t.Fatal(err)
+	}
+	html := b.String()
+	if !strings.Contains(html, `<td class="mono">naivecache</td><td>1</td><td class="n-pass">1</td><td class="">0</td><td class="n-pass">0</td><td class="n-expected" title="1 of these failed as expected (a mutant or contrast variant caught)">1 <span class="expl">(1 expected)</span></td>`) {
+		t.Errorf("the expected failure's subject row is not drawn as expected:\n%s", html)
+	}
+	if !strings.Contains(html, `<td class="mono">other</td><td>1</td><td class="n-pass">0</td><td class="n-fail">1</td><td class="n-pass">0</td><td class="n-fail">1</td>`) {
+		t.Errorf("the unexpected failure's subject row is not red")
+	}
+	if n := strings.Count(html, `<span class="badge expected" title="failed as its scenario expects">fail</span>`); n != 1 {
+		t.Errorf("%d result badges drawn as expected failures, want 1", n)
+	}
+	css := asset("index.css") + asset("base.css")
+	if red, exp := cssColour(t, css, ".n-fail"), cssColour(t, css, ".n-expected"); red == exp {
+		t.Errorf(".n-expected has the failure's colour %s", red)
+	}
+	if red, exp := cssColour(t, css, ".badge.fail"), cssColour(t, css, ".badge.expected"); red == exp {
+		t.Errorf(".badge.expected has the failure's colour %s", red)
+	}
+}
+
+// The first-failure card's "No difference" (the cache agreed with the
+// server on the objects involved) sits beside a FAIL: it is drawn neutral,
+// not in the pass colour, and says the failure is something else.
+func TestNoDifferenceBesideAFailureIsNotGreen(t *testing.T) {
+	run := fixtureFailing()
+	run.Verdicts[0].Positions = []int{10}
+	html := string(renderHTML(t, run))
+	if !strings.Contains(html, `<p class="nodiff">No difference: the cache and the server agree on the objects compared here, so this failure is not a cache behind the server on them`) {
+		t.Fatalf("the report's No difference line is not the neutral one")
+	}
+	css := asset("report.css") + asset("base.css")
+	if pass, nd := cssColour(t, css, ".badge.pass"), cssColour(t, css, ".nodiff"); pass == nd {
+		t.Errorf(".nodiff has the pass colour %s", pass)
+	}
+}
+
+// A failure the controller's team accepts (Run.Accepted) keeps its fail
+// badge and gets an "expected" one with the reason; other failures do not.
+func TestAnAcceptedFailureShowsItsReason(t *testing.T) {
+	run := fixtureFailing()
+	run.Accepted = map[string]string{run.Verdicts[0].Invariant: "retried 409s are fine here"}
+	html := string(renderHTML(t, run))
+	if !strings.Contains(html, `<span class="badge fail">fail</span> <span class="badge expected"`) ||
+		!strings.Contains(html, "Expected failure, accepted by the controller's team (Controller.Expect): retried 409s are fine here") {
+		t.Errorf("the accepted failure is not shown with its reason")
+	}
+	if n := strings.Count(html, `<span class="badge expected"`); n != 1 {
+		t.Errorf("%d expected badges, want 1", n)
+	}
+}
