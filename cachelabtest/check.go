@@ -343,6 +343,8 @@ type reporter struct {
 	expect map[string]Expectation
 	mu     sync.Mutex
 	runs   int
+	// refs keeps the reference runs' end states (matches-reference).
+	refs referenceCache
 }
 
 // ran counts a finished run.
@@ -421,6 +423,7 @@ func runJobs(t *testing.T, rep *reporter, jobs []Job, out string) {
 			tr, err := runPlan(t, job.Plan)
 			r.Wall = time.Since(start)
 			judge(r, tr, err)
+			rep.judgeReference(r, func(p *sim.Plan) (*sim.Trace, error) { return runPlan(t, p) })
 			rep.ran()
 			failures, expected := rep.failures(r)
 			switch {
@@ -455,6 +458,7 @@ func runRandom(t *testing.T, rep *reporter, subject string, ps Plans, out string
 		tr, err := runPlan(t, &p)
 		r.Wall = time.Since(start)
 		judge(r, tr, err)
+		rep.judgeReference(r, func(p *sim.Plan) (*sim.Trace, error) { return runPlan(t, p) })
 		rep.ran()
 		if failures, expected := rep.failures(r); len(failures) > 0 {
 			// The last failing plan (rapid's shrunk one, which it runs
@@ -578,6 +582,10 @@ func (rep *reporter) report(r *Result, failures, expected []invariants.Verdict, 
 			fmt.Fprintf(&b, " (trace #%d, t=%s)", rec.Pos, rec.At)
 		}
 		b.WriteString("\n")
+		if v.Invariant == invariants.NameMatchesReference && v.Detail != "" {
+			// The diff of the end states is the finding: print it.
+			b.WriteString("    " + strings.ReplaceAll(v.Detail, "\n", "\n    ") + "\n")
+		}
 	}
 	for _, v := range failures {
 		line(v, "")

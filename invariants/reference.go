@@ -325,12 +325,27 @@ func (n *normalizer) walk(v any) any {
 		if isTimestamp(x) {
 			return "<time>"
 		}
+		if g, ok := serverGenerated(x); ok {
+			return g
+		}
 		if p, ok := n.names[x]; ok {
 			return p
 		}
 		return n.uids.Replace(x)
 	}
 	return v
+}
+
+// serverGenerated recognizes the names the API server makes up with a
+// random suffix for objects it completes (not generateName, handled
+// apart): the ServiceAccount admission's projected token volume,
+// "kube-api-access-" + 5 random characters, in every Pod.
+func serverGenerated(s string) (string, bool) {
+	const prefix = "kube-api-access-"
+	if len(s) == len(prefix)+5 && strings.HasPrefix(s, prefix) {
+		return prefix + "<generated>", true
+	}
+	return "", false
 }
 
 func canonical(v any) string {

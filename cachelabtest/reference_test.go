@@ -1,0 +1,252 @@
+package cachelabtest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/cachelab/cachelab/invariants"
+	"github.com/cachelab/cachelab/sim"
+)
+
+// mirror is a client-go controller that keeps, for every ConfigMap not
+// named "*-copy", a ConfigMap "<name>-copy" owned by it with its data.
+// With countUpdates it also writes into the copy how many updates of the
+// source this process saw (an edge-triggered counter kept in memory): a
+// crash resets it, so a faulted run ends with another count than the
+// fault-free one, and no Desired predicate is needed to tell.
+func mirror(countUpdates bool) Controller {
+	return Controller{Start: func(ctx context.Context, env *Env) error {
+		q := RecordQueue(env, workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()))
+		var updates counter
+		inf := env.Informers.Core().V1().ConfigMaps()
+		enqueue := func(obj any) {
+			if k, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
+				q.Add(k)
+			}
+		}
+		if _, err := inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc: enqueue,
+			UpdateFunc: func(old, obj any) {
+				if o, n := old.(*corev1.ConfigMap), obj.(*corev1.ConfigMap); o.Data["n"] != n.Data["n"] && !strings.HasSuffix(n.Name, "-copy") {
+					updates.add(n.Namespace + "/" + n.Name)
+				}
+				enqueue(obj)
+			},
+			DeleteFunc: func(obj any) {
+				if k, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+					q.Add(k)
+				}
+			},
+		}); err != nil {
+			return err
+		}
+		env.Informers.Start(ctx.Done())
+		lister := inf.Lister()
+		go func() {
+			<-ctx.Done()
+			q.ShutDown()
+		}()
+		reconcile := func(ctx context.Context, key string) error {
+			ns, name, _ := cache.SplitMetaNamespaceKey(key)
+			if strings.HasSuffix(name, "-copy") {
+				if src, err := lister.ConfigMaps(ns).Get(strings.TrimSuffix(name, "-copy")); err == nil {
+					q.Add(ns + "/" + src.Name)
+				}
+				return nil
+			}
+			src, err := lister.ConfigMaps(ns).Get(name)
+			if apierrors.IsNotFound(err) {
+				return nil
+			} else if err != nil {
+				return err
+			}
+			want := map[string]string{"n": src.Data["n"]}
+			if countUpdates {
+				want["updates"] = strconv.Itoa(updates.get(key))
+			}
+			cur, err := lister.ConfigMaps(ns).Get(name + "-copy")
+			if apierrors.IsNotFound(err) {
+				cp := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-copy",
+					OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(src, corev1.SchemeGroupVersion.WithKind("ConfigMap"))}},
+					Data: want}
+				_, err = env.Kube.CoreV1().ConfigMaps(ns).Create(ctx, cp, metav1.CreateOptions{})
+				return err
+			} else if err != nil {
+				return err
+			}
+			if fmt.Sprint(cur.Data) == fmt.Sprint(want) {
+				return nil
+			}
+			cp := cur.DeepCopy()
+			cp.Data = want
+			_, err = env.Kube.CoreV1().ConfigMaps(ns).Update(ctx, cp, metav1.UpdateOptions{})
+			return err
+		}
+		go wait.UntilWithContext(ctx, func(ctx context.Context) {
+			for {
+				key, shutdown := q.Get()
+				if shutdown {
+					return
+				}
+				if err := reconcile(ctx, key); err != nil {
+					q.AddRateLimited(key)
+				} else {
+					q.Forget(key)
+				}
+				q.Done(key)
+			}
+		}, time.Second)
+		return nil
+	}}
+}
+
+// counter counts per key, for handlers and a worker.
+type counter struct {
+	mu sync.Mutex
+	m  map[string]int
+}
+
+func (c *counter) add(k string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]int{}
+	}
+	c.m[k]++
+}
+
+func (c *counter) get(k string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[k]
+}
+
+// faultedPlan: "a" exists; the user changes it at 1s and 6s; the
+// controller crashes at 3s and restarts at 4s; the watch of ConfigMaps is
+// held from 5s for 2s.
+func faultedPlan() *sim.Plan {
+	s := func(at int) sim.Duration { return sim.Duration(time.Duration(at) * time.Second) }
+	patch := func(at int, v string) sim.Step {
+		return sim.Step{At: s(at), Actor: "user", Op: "patch", Resource: "configmaps", Namespace: "default", Name: "a",
+			Patch: json.RawMessage(`{"data":{"n":"` + v + `"}}`)}
+	}
+	return &sim.Plan{
+		Version: sim.PlanVersion, Name: "faulted", Seed: 7,
+		Objects: []json.RawMessage{json.RawMessage(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"default"},"data":{"n":"0"}}`)},
+		Steps: []sim.Step{
+			patch(1, "1"),
+			{At: s(3), Actor: "controller", Op: "crash"},
+			{At: s(4), Actor: "controller", Op: "restart"},
+			{At: s(5), Actor: "faults", Op: "hold", Resource: "configmaps", For: s(2)},
+			patch(6, "2"),
+		},
+		Deadline: sim.Duration(2 * time.Minute), Quiet: sim.Duration(20 * time.Second),
+	}
+}
+
+func TestReferencePlanDropsFaultsAndKeepsUserActions(t *testing.T) {
+	p := faultedPlan()
+	p.Faults = sim.FaultPolicy{ErrorRate: 0.2, Latency: sim.Distribution{Kind: "fixed", Max: sim.Duration(time.Millisecond)},
+		RequestLatency: sim.Distribution{Kind: "fixed", Max: sim.Duration(time.Millisecond)}}
+	p.ShuffleSchedule = 3
+	ref, faulty := ReferencePlan(p)
+	if !faulty {
+		t.Fatal("a plan with a crash, a hold and request errors has faults")
+	}
+	var ops []string
+	for _, s := range ref.Steps {
+		ops = append(ops, s.Actor+":"+s.Op)
+	}
+	if got := strings.Join(ops, " "); got != "user:patch user:patch" {
+		t.Errorf("reference steps %q, want the user's two patches", got)
+	}
+	if ref.Faults.ErrorRate != 0 || ref.ShuffleSchedule != 0 || ref.Faults.Latency != p.Faults.Latency || ref.Faults.RequestLatency != p.Faults.RequestLatency {
+		t.Errorf("reference faults %+v (shuffle %d): want no error rate, no shuffle, the same latencies", ref.Faults, ref.ShuffleSchedule)
+	}
+	if len(p.Steps) != 5 {
+		t.Errorf("ReferencePlan changed its input: %d steps", len(p.Steps))
+	}
+	if _, faulty := ReferencePlan(ref); faulty {
+		t.Error("a reference plan has no fault: it is its own reference")
+	}
+}
+
+// referenceVerdict runs p with c and returns its matches-reference
+// verdict, as Test judges it.
+func referenceVerdict(t *testing.T, name string, c Controller, p *sim.Plan) invariants.Verdict {
+	t.Helper()
+	c.Name = name
+	if err := sim.ReplaceSubject(sim.SubjectInfo{Name: name, New: func() sim.Subject { return newSubject(c) }}); err != nil {
+		t.Fatal(err)
+	}
+	p = p.Clone()
+	p.Subject = name
+	r := &Result{Job: NewJob(p, nil)}
+	tr, err := runPlan(t, p)
+	judge(r, tr, err)
+	rep := &reporter{}
+	rep.judgeReference(r, func(p *sim.Plan) (*sim.Trace, error) { return runPlan(t, p) })
+	for _, v := range r.Verdicts {
+		if v.Invariant == invariants.NameMatchesReference {
+			return v
+		}
+	}
+	t.Fatalf("no %s verdict (run error: %v)", invariants.NameMatchesReference, r.Err)
+	return invariants.Verdict{}
+}
+
+func TestMatchesReferencePassesALevelBasedController(t *testing.T) {
+	v := referenceVerdict(t, "mirror", mirror(false), faultedPlan())
+	if v.Status != invariants.Pass {
+		t.Fatalf("%s: %s: %s\n%s", v.Invariant, v.Status, v.Reason, v.Detail)
+	}
+	if !strings.Contains(v.Reason, "2 objects") {
+		t.Errorf("reason %q: want ConfigMap a and its copy judged", v.Reason)
+	}
+}
+
+func TestMatchesReferenceFailsAControllerWhoseEndStateDependsOnTheFaults(t *testing.T) {
+	v := referenceVerdict(t, "mirror-counting", mirror(true), faultedPlan())
+	if v.Status != invariants.Fail {
+		t.Fatalf("%s: %s: %s, want fail", v.Invariant, v.Status, v.Reason)
+	}
+	for _, want := range []string{"configmaps/default/a-copy", `"updates"`, `- `, `+ `} {
+		if !strings.Contains(v.Reason+v.Detail, want) {
+			t.Errorf("verdict lacks %q:\n%s\n%s", want, v.Reason, v.Detail)
+		}
+	}
+	t.Logf("%s\n%s", v.Reason, v.Detail)
+}
+
+// Through the user's API: Catch reports the verdict with its diff, and a
+// controller with no Desired predicate is judged.
+func TestCatchReportsMatchesReferenceWithNoDesired(t *testing.T) {
+	t.Chdir(t.TempDir())
+	failures := Catch(t, mirror(true), These(faultedPlan()))
+	if len(failures) != 1 {
+		t.Fatalf("%d failures, want 1", len(failures))
+	}
+	var names []string
+	for _, v := range failures[0].Failed {
+		names = append(names, v.Invariant)
+	}
+	if !strings.Contains(strings.Join(names, " "), invariants.NameMatchesReference) {
+		t.Errorf("failed %v, want %s among them", names, invariants.NameMatchesReference)
+	}
+	if f := Catch(t, mirror(false), These(faultedPlan())); len(f) != 0 {
+		t.Errorf("the level-based mirror failed: %s", f[0].Report)
+	}
+}
