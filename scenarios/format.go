@@ -70,6 +70,12 @@ func FormatStep(st sim.Step) string {
 	if st.NotOlderThan {
 		kv("notOlderThan", "true")
 	}
+	if st.AfterWrite != 0 {
+		kv("afterWrite", strconv.Itoa(st.AfterWrite))
+	}
+	if st.AsOf != "" {
+		kv("asOf", st.AsOf)
+	}
 	if st.PatchType != "" {
 		kv("patchType", st.PatchType)
 	}

@@ -38,7 +38,7 @@ func (e *ParseError) Unwrap() error { return ErrSyntax }
 var directives = []string{"scenario", "title", "edge", "source", "subject", "seed", "deadline", "quiet", "kubelet", "access", "param", "faults", "object", "at"}
 
 // stepKeys are the key=value arguments of an `at` step.
-var stepKeys = []string{"resource", "ns", "name", "target", "code", "verb", "lag", "for", "midReconcile", "notOlderThan", "patchType"}
+var stepKeys = []string{"resource", "ns", "name", "target", "code", "verb", "lag", "for", "midReconcile", "notOlderThan", "patchType", "afterWrite", "asOf"}
 
 var nameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
 
@@ -561,6 +561,17 @@ func (p *parser) step(l line, rest string) error {
 				return p.errf(l.n, "step: notOlderThan=%q: use true or false", v)
 			}
 			st.NotOlderThan = b
+		case "afterWrite":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return p.errf(l.n, "step: afterWrite=%q: give the subject's write to crash after, counted from 1, as afterWrite=2", v)
+			}
+			st.AfterWrite = n
+		case "asOf":
+			if _, _, err := sim.ParseMoment(v); err != nil {
+				return p.errf(l.n, "step: asOf=%v", err)
+			}
+			st.AsOf = v
 		default:
 			return p.errf(l.n, "step: unknown argument %q (known: %s)", k, strings.Join(stepKeys, ", "))
 		}

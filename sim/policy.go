@@ -111,6 +111,9 @@ type Policy struct {
 	stale    []window
 	holds    []window
 	stopped  bool
+	// moments is the bookkeeping of the named moments of the run (see
+	// targeted.go): the subject's writes, the revision before each step.
+	moments moments
 }
 
 var _ fakeapi.Hooks = (*Policy)(nil)
@@ -183,6 +186,7 @@ func NewPolicy(p *Plan, now func() time.Duration) *Policy {
 	}
 	return &Policy{
 		seed: p.Seed, faults: p.Faults, until: until, steps: p.Steps, end: deadline,
+		moments:  moments{subject: p.Subject, stepRV: map[int]int64{}},
 		now:      now,
 		watchers: map[fakeapi.WatcherID]*watcherState{},
 		ordinals: map[string]int{},
@@ -452,6 +456,7 @@ func (p *Policy) BeforeRequest(req fakeapi.RequestInfo) fakeapi.RequestFault {
 		return fakeapi.RequestFault{}
 	}
 	now := p.now()
+	p.countSubjectWrite(req)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.decideLocked(req, now)
@@ -593,6 +598,13 @@ func (p *Policy) StaleReplica(i int) int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	w.held = max(latest-s.Lag, 1)
+	if s.AsOf != "" {
+		if rv, ok := p.momentRVLocked(s.AsOf); ok {
+			w.held = max(min(rv, latest), 1)
+		} else {
+			w.held = max(latest, 1)
+		}
+	}
 	p.stale = append(p.stale, w)
 	return w.held
 }

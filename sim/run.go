@@ -372,7 +372,7 @@ func (r *run) pump(until time.Duration, done <-chan struct{}, drain bool) {
 			select {
 			case <-r.crashFired:
 				r.crashFired = nil
-				r.crash(fmt.Sprintf("step %d: mid-reconcile", r.crashStep))
+				r.crash(r.armedCrashDetail())
 				continue
 			default:
 			}
@@ -502,6 +502,7 @@ func (r *run) crash(detail string) {
 // playStep plays plan step i now.
 func (r *run) playStep(i int) {
 	s := r.plan.Steps[i]
+	r.policy.StepPlayed(i)
 	rec := Record{Kind: RecStep, Step: i, Actor: s.Actor, Op: s.Op, Resource: s.Resource, Namespace: s.Namespace, Name: s.Name}
 	switch s.Actor {
 	case "user", "competitor", "kubelet":
@@ -524,6 +525,8 @@ func (r *run) playStep(i int) {
 		case "crash":
 			if s.MidReconcile {
 				r.crashMidReconcile(i)
+			} else if s.AfterWrite > 0 {
+				r.crashAfterWrite(i)
 			} else {
 				r.crash(fmt.Sprintf("step %d", i))
 			}
@@ -560,9 +563,10 @@ func (r *run) disarm() {
 	}
 	select {
 	case <-r.crashFired:
-		r.crash(fmt.Sprintf("step %d: mid-reconcile", r.crashStep))
+		r.crash(r.armedCrashDetail())
 	default:
 		r.rec.disarmCrash()
+		r.policy.DisarmCrashes()
 		r.crash(fmt.Sprintf("step %d: no reconcile started before step; crashed now", r.crashStep))
 	}
 	r.crashFired = nil
@@ -611,7 +615,7 @@ func (r *run) faultStep(i int) {
 			reads = "lists and watches at resourceVersion 0, lists and WatchLists at a given resourceVersion (504 Too large when behind it),"
 		}
 		r.rec.record(Record{Kind: RecFault, Actor: ActorFaults, Fault: "stale-replica-on", Lag: s.Lag, RV: held, Target: s.Target, Step: i,
-			Detail: fmt.Sprintf("step %d: %s served by a replica held at revision %d (%d behind) for %s, then caught up", i, reads, held, s.Lag, forText(s.For))})
+			Detail: fmt.Sprintf("step %d: %s served by a replica held at revision %d%s (%d behind) for %s, then caught up", i, reads, held, asOfText(s.AsOf), r.srv.ResourceVersion()-held, forText(s.For))})
 	case "fail-next", "timeout-next-write":
 		r.policy.Arm(i)
 	case "hold":

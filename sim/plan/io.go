@@ -48,12 +48,12 @@ var (
 		"break":              {"resource", "target"},
 		"expire":             {"resource", "target"},
 		"compact":            {"lag"},
-		"stale-replica":      {"lag", "for", "target", "notOlderThan"},
+		"stale-replica":      {"lag", "for", "target", "notOlderThan", "asOf"},
 		"fail-next":          {"code", "verb", "resource", "target"},
 		"timeout-next-write": {"verb", "resource", "target"},
 		"hold":               {"resource", "target", "for"},
 		"release":            {"resource", "target"},
-		"crash":              {"midReconcile"},
+		"crash":              {"midReconcile", "afterWrite"},
 		"restart":            {},
 		"wait-quiet":         {},
 	}
@@ -530,6 +530,17 @@ func (p *Plan) validateStep(i int) []*PlanError {
 	if s.For < 0 {
 		bad("for", "must not be negative, got %s", s.For)
 	}
+	if s.AfterWrite < 0 {
+		bad("afterWrite", "must not be negative (the subject's write to crash after, counted from 1), got %d", s.AfterWrite)
+	}
+	if s.AfterWrite > 0 && s.MidReconcile {
+		bad("afterWrite", "give either midReconcile or afterWrite, not both")
+	}
+	if s.AsOf != "" {
+		if _, _, err := ParseMoment(s.AsOf); err != nil {
+			bad("asOf", "%v", err)
+		}
+	}
 	if c := s.Child; c != (ChildRef{}) {
 		switch {
 		case s.Name != "":
@@ -563,6 +574,8 @@ func (s *Step) setFields() []string {
 	add(s.Lag != 0, "lag")
 	add(s.For != 0, "for")
 	add(s.MidReconcile, "midReconcile")
+	add(s.AfterWrite != 0, "afterWrite")
+	add(s.AsOf != "", "asOf")
 	add(s.NotOlderThan, "notOlderThan")
 	add(s.Child != ChildRef{}, "child")
 	return out

@@ -149,6 +149,21 @@ type Step struct {
 	NotOlderThan bool `json:"notOlderThan,omitempty"`
 	// MidReconcile makes a crash wait until the subject is inside a reconcile.
 	MidReconcile bool `json:"midReconcile,omitempty"`
+	// AfterWrite, for crash, makes the crash wait for the subject's
+	// AfterWrite-th write request of the run (create, update, patch,
+	// delete, counted from 1 over every process of the subject): the
+	// server applies it, and the process is cancelled before it sends
+	// anything else, so a crash can fall between two writes of one
+	// reconcile (Sieve's intermediate state). A controller step before it
+	// fires crashes at once.
+	AfterWrite int `json:"afterWrite,omitempty"`
+	// AsOf, for stale-replica, names the moment whose state the held
+	// replica serves, instead of Lag: "step:N" is just before plan step N
+	// (counted from 0) was played, "write:K" just before the subject's
+	// K-th write request (as AfterWrite counts them) was applied. A moment
+	// that has not happened when the step is played holds the replica at
+	// the latest revision.
+	AsOf string `json:"asOf,omitempty"`
 	// Child, when set, picks the object of a patch or delete when the step
 	// is played, instead of Name: one of the objects owned by a primary
 	// (see ChildRef). Resource, when set, keeps only children of that
