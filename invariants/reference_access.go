@@ -80,7 +80,7 @@ func Reconciles(tr *sim.Trace) (out []Reconcile, unattributed int) {
 	open := map[string][]int{} // actor -> indexes into out
 	// The subject's last handler call per informer and object.
 	lastSeen := map[string]map[key]sim.Record{} // actor -> resource+handler, ns, name -> last handler call
-	cur := map[key]sim.Record{}           // server's latest write per key
+	cur := map[key]sim.Record{}                 // server's latest write per key
 	closeAll := func(actor string, pos int, crashed bool) {
 		for _, i := range open[actor] {
 			out[i].End, out[i].Crashed = pos, crashed
