@@ -311,3 +311,28 @@ func TestAWriteOfAnotherKeysReconcileIsNotJudgedAgainstThisKeysOwnWrite(t *testi
 	h.b.Create(ctrl, tracebuild.Obj{Resource: "pods", Namespace: "ns", Name: "p-1", Owner: h.parent.UID})
 	wantStatus(t, invariants.ReadYourWrites(h.b.Trace("quiet")), invariants.Fail)
 }
+
+// Issue 27: a run where most invariants are Unknown says what the trace
+// lacked, once, in the summary; a run where one could not judge names it.
+func TestUnknownSummarySaysWhatTheTraceLacked(t *testing.T) {
+	b := tracebuild.New(ctrl)
+	b.WatchOpen(ctrl, "ctrl/configmaps#1", "configmaps", true)
+	b.Desired(ctrl, true, "")
+	b.Final()
+	vs := invariants.Check(b.Trace("quiet"))
+	s := invariants.UnknownSummary(vs)
+	if !strings.HasPrefix(s, "most invariants could not judge") || !strings.Contains(s, "no object was ever written") || strings.Count(s, "(") != 1 {
+		t.Fatalf("summary should give the one root cause: %q", s)
+	}
+	h := newHealthyRun()
+	vs = invariants.Check(h.end().Trace("quiet"))
+	s = invariants.UnknownSummary(vs)
+	if strings.HasPrefix(s, "most") {
+		t.Fatalf("a healthy run is mostly judged: %q", s)
+	}
+	for _, v := range vs {
+		if v.Status == invariants.Unknown && !invariants.IsMeasurement(v.Invariant) && (v.Short == "" || !strings.Contains(s, v.Invariant)) {
+			t.Fatalf("unknown %s has no short cause in %q: %s", v.Invariant, s, v.Reason)
+		}
+	}
+}

@@ -85,7 +85,22 @@ func (inv Invariant) CheckWith(tr *sim.Trace, opts Options) Verdict {
 	v := inv.check(tr, opts.withDefaults())
 	v.Invariant = inv.Name
 	v.Measurement = IsMeasurement(inv.Name)
+	if v.Status == Unknown && !wroteAnObject(tr) {
+		// The root cause, the same for every invariant that could not
+		// judge: there was nothing to do.
+		v.Short = "no object was ever written: the plan creates none, so the subject had nothing to do"
+	}
 	return v
+}
+
+// wroteAnObject reports whether any actor wrote an object (Events aside).
+func wroteAnObject(tr *sim.Trace) bool {
+	for _, r := range tr.Records {
+		if isWrite(r) && !isEventsResource(r.Resource) {
+			return true
+		}
+	}
+	return false
 }
 
 // All lists every invariant, in the order Check runs them.

@@ -387,6 +387,9 @@ func verdictSummary(r *lab.Result) string {
 	}
 	t := invariants.Count(r.Verdicts)
 	s := fmt.Sprintf("%d pass, %d fail, %d unknown", t.Pass, t.Fail, t.Unknown)
+	if why := invariants.UnknownSummary(r.Verdicts); why != "" {
+		s += " (unknown: " + why + ")"
+	}
 	if c := r.Caught(); len(c) > 0 {
 		s += "; caught as expected: " + strings.Join(c, ", ")
 	}
@@ -395,6 +398,9 @@ func verdictSummary(r *lab.Result) string {
 	}
 	if m := r.Measured(); len(m) > 0 {
 		s += "; measured unsound (not failures): " + strings.Join(m, ", ")
+	}
+	if c := invariants.Costs(r.Verdicts); len(c) > 0 {
+		s += "; measured (not failures): " + strings.Join(c, ", ")
 	}
 	if r.Outcome != "" {
 		s += fmt.Sprintf("  [%s virtual, %s]", r.End.D().Round(time.Millisecond), r.Wall.Round(time.Millisecond))
