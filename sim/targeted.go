@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/cachelab/cachelab/fakeapi"
 	"github.com/cachelab/cachelab/sim/plan"
@@ -67,7 +68,7 @@ func (p *Policy) StepPlayed(i int) {
 // revision before it and fires the crash armed for it. It is called before
 // the request is applied, with no lock held.
 func (p *Policy) countSubjectWrite(req fakeapi.RequestInfo) {
-	if req.Client != p.moments.subject || !slices.Contains(WriteVerbs, req.Verb) {
+	if !IsCountedWrite(req.Client == p.moments.subject, req.Verb, req.Resource.Resource) {
 		return
 	}
 	p.mu.Lock()
@@ -169,4 +170,16 @@ func asOfText(asOf string) string {
 		return fmt.Sprintf(", the state just before step %d", n)
 	}
 	return fmt.Sprintf(", the state just before the subject's write #%d", n)
+}
+
+// IsCountedWrite reports whether a request counts as one of the subject's
+// writes for Step.AfterWrite and Step.AsOf "write:K": a create, update,
+// patch or delete (status included) by the subject, of anything but
+// Events (client-go's event recorder writes them from its own goroutine,
+// at no fixed point of a reconcile). verb may carry a subresource
+// ("update/status"), as trace records do.
+func IsCountedWrite(bySubject bool, verb, resource string) bool {
+	verb, _, _ = strings.Cut(verb, "/")
+	res, _, _ := strings.Cut(resource, ".")
+	return bySubject && slices.Contains(WriteVerbs, verb) && res != "events"
 }

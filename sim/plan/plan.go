@@ -114,8 +114,12 @@ type Step struct {
 	// restart of the subject).
 	Actor string `json:"actor"`
 	// Op is the operation. API operations: create, update, patch, delete,
-	// update-status. Faults: disconnect, break, expire (410 on the watch),
-	// compact, stale-replica, fail-next, timeout-next-write, hold, release.
+	// update-status (sets only the status of the object named by Name or
+	// by Object's metadata.name: Object needs only {"status": ...} when
+	// Resource and Name are given; metadata and spec stay as stored),
+	// patch-status (Patch on the status subresource). Faults: disconnect,
+	// break, expire (410 on the watch), compact, stale-replica, fail-next,
+	// timeout-next-write, hold, release.
 	// Controller: crash, restart. Any actor: wait-quiet.
 	Op string `json:"op"`
 	// Resource is the resource of an API operation or the watches a fault
@@ -151,7 +155,8 @@ type Step struct {
 	MidReconcile bool `json:"midReconcile,omitempty"`
 	// AfterWrite, for crash, makes the crash wait for the subject's
 	// AfterWrite-th write request of the run (create, update, patch,
-	// delete, counted from 1 over every process of the subject): the
+	// delete, counted from 1 over every process of the subject, Events
+	// not counted: see sim.IsCountedWrite): the
 	// server applies it, and the process is cancelled before it sends
 	// anything else, so a crash can fall between two writes of one
 	// reconcile (Sieve's intermediate state). A controller step before it

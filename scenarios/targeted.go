@@ -1,0 +1,474 @@
+package scenarios
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/cachelab/cachelab/sim"
+)
+
+// Targeted fault classes: Sieve's (OSDI '22) three kinds of perturbation,
+// each aimed by a fault-free reference run at the moments the controller
+// reads or writes.
+const (
+	// ClassStale: the controller restarts and its informers list from a
+	// replica held at an earlier moment of the run (just before a delete,
+	// a deletionTimestamp, a spec change, a recreate under the same name).
+	ClassStale = "stale-state"
+	// ClassUnobserved: the controller's watch of a resource is held across
+	// a change of one object and then expires, so a relist shows only the
+	// next state: the intermediate one never reaches it.
+	ClassUnobserved = "unobserved-state"
+	// ClassIntermediate: the controller crashes right after its k-th write
+	// of a reconcile that made more writes, and restarts.
+	ClassIntermediate = "intermediate-state"
+)
+
+// TargetedClasses lists the classes in the order the generator emits them.
+var TargetedClasses = []string{ClassStale, ClassUnobserved, ClassIntermediate}
+
+// Targeted is one targeted plan: the base plan's user actions plus one
+// perturbation placed where the reference run shows the controller
+// reading or writing.
+type Targeted struct {
+	// Class is one of TargetedClasses.
+	Class string
+	// Perturbation says what the plan does, and where, in words.
+	Perturbation string
+	// Plan is the plan to run.
+	Plan sim.Plan
+}
+
+// Pruned is a perturbation the generator did not emit, with why it cannot
+// change what the controller sees (Sieve's test-plan pruning).
+type Pruned struct {
+	Class, Perturbation, Why string
+}
+
+// TargetedOptions tunes the generator. The zero value is the default.
+type TargetedOptions struct {
+	// StaleFor is how long a stale-state plan's replica stays held after
+	// the restart. Optional; default 3s.
+	StaleFor time.Duration
+	// RestartAfter is how long after an intermediate-state crash the
+	// controller restarts. Optional; default 1s.
+	RestartAfter time.Duration
+}
+
+// ReferencePlan returns the plan of p's fault-free reference run: the same
+// user actions at the same times (the user's, competitor's and kubelet's
+// steps and actors, the initial objects, the seed), without the faults
+// actor's steps, the controller's crashes and restarts and every random
+// fault of the policy; watch and request latency stay (they are timing,
+// not faults).
+func ReferencePlan(p *sim.Plan) *sim.Plan {
+	ref := p.Clone()
+	ref.Steps = []sim.Step{}
+	for _, s := range p.Steps {
+		if (s.Actor == sim.ActorFaults || s.Actor == "controller") && s.Op != "wait-quiet" {
+			continue
+		}
+		ref.Steps = append(ref.Steps, s)
+	}
+	ref.Faults = sim.FaultPolicy{Latency: p.Faults.Latency, RequestLatency: p.Faults.RequestLatency}
+	ref.Schedule, ref.ShuffleSchedule = nil, 0
+	if p.Name != "" && !strings.HasSuffix(p.Name, "-reference") {
+		ref.Name = p.Name + "-reference"
+	}
+	return ref
+}
+
+// refView is what the generator reads from a reference trace.
+type refView struct {
+	subject string
+	// writes are the subject's counted write requests (sim.IsCountedWrite),
+	// writes[k-1] the k-th.
+	writes []refWrite
+	// reconciles are the subject's reconciles, in start order.
+	reconciles []refReconcile
+	// changes are the server writes of other actors (the user, the
+	// kubelet, the garbage collector...), in revision order.
+	changes []refChange
+	// seen maps "resource ns/name" to the resourceVersions the subject's
+	// handlers saw.
+	seen map[string]map[int64]bool
+	// watched are the resources the subject listed or watched.
+	watched map[string]bool
+	// lists is true when the subject's informers LIST (no WatchList): a
+	// list at resourceVersion "0" may be served by a lagging replica.
+	lists bool
+}
+
+// refWrite is one counted write request of the subject.
+type refWrite struct {
+	k        int
+	at       time.Duration
+	pos      int
+	verb     string
+	resource string
+	key      string // ns/name ("" for a create with a generated name)
+}
+
+// refReconcile is one reconcile of the subject.
+type refReconcile struct {
+	key        string
+	start, end int // trace positions
+	writes     []int
+}
+
+// refChange is one server write by another actor.
+type refChange struct {
+	at        time.Duration
+	pos       int
+	actor     string
+	verb      string
+	event     string
+	resource  string
+	key       string
+	uid       string
+	rv        int64
+	step      int // the plan step that made it, -1 if none
+	recreated bool
+}
+
+func objKey(resource, ns, name string) string { return resource + " " + ns + "/" + name }
+
+// readReference reads a reference trace.
+func readReference(tr *sim.Trace) *refView {
+	v := &refView{subject: tr.Plan.Subject, seen: map[string]map[int64]bool{}, watched: map[string]bool{}}
+	curStep, stepActor, stepAt := -1, "", time.Duration(-1)
+	uids := map[string]string{}
+	open := map[string]int{} // reconcile key -> index in v.reconciles
+	for _, r := range tr.Records {
+		switch r.Kind {
+		case sim.RecStep:
+			curStep, stepActor, stepAt = r.Step, r.Actor, r.At.D()
+		case sim.RecReconcile:
+			if r.Actor != v.subject {
+				continue
+			}
+			switch r.Op {
+			case "start":
+				open[r.Key] = len(v.reconciles)
+				v.reconciles = append(v.reconciles, refReconcile{key: r.Key, start: r.Pos, end: -1})
+			case "end":
+				if i, ok := open[r.Key]; ok {
+					v.reconciles[i].end = r.Pos
+					delete(open, r.Key)
+				}
+			}
+		case sim.RecRequest:
+			if r.Actor != v.subject {
+				continue
+			}
+			if r.Verb == "list" {
+				v.lists = true
+			}
+			if r.Verb == "list" || r.Verb == "watch" {
+				v.watched[r.Resource] = true
+			}
+			if sim.IsCountedWrite(true, r.Verb, r.Resource) {
+				w := refWrite{k: len(v.writes) + 1, at: r.At.D(), pos: r.Pos, verb: r.Verb, resource: r.Resource}
+				if r.Name != "" {
+					w.key = r.Namespace + "/" + r.Name
+				}
+				v.writes = append(v.writes, w)
+				// The write belongs to the subject's latest reconcile
+				// still open (with one worker, the only one).
+				best := -1
+				for _, i := range open {
+					if best < 0 || v.reconciles[i].start > v.reconciles[best].start {
+						best = i
+					}
+				}
+				if best >= 0 {
+					v.reconciles[best].writes = append(v.reconciles[best].writes, w.k)
+				}
+			}
+		case sim.RecHandler:
+			if r.Actor != v.subject {
+				continue
+			}
+			k := objKey(r.Resource, r.Namespace, r.Name)
+			if v.seen[k] == nil {
+				v.seen[k] = map[int64]bool{}
+			}
+			v.seen[k][r.RV] = true
+		case sim.RecWrite:
+			k := objKey(r.Resource, r.Namespace, r.Name)
+			recreated := r.Verb == "create" && uids[k] != "" && uids[k] != r.UID
+			if r.UID != "" {
+				uids[k] = r.UID
+			}
+			if r.Actor == v.subject {
+				continue
+			}
+			c := refChange{at: r.At.D(), pos: r.Pos, actor: r.Actor, verb: r.Verb, event: r.EventType, resource: r.Resource,
+				key: r.Namespace + "/" + r.Name, uid: r.UID, rv: r.RV, step: -1, recreated: recreated}
+			if r.Actor == stepActor && r.At.D() == stepAt {
+				c.step = curStep
+			}
+			v.changes = append(v.changes, c)
+		}
+	}
+	return v
+}
+
+// TargetedPlans generates the targeted plans of base, a plan whose user
+// actions drive the subject, from ref, the trace of its reference run
+// (ReferencePlan(base) run without faults). It returns the plans, in class
+// order, and the perturbations it pruned, each with why it cannot change
+// what the controller sees. Each plan is base plus one perturbation; its
+// name is base's with the class and the place appended.
+func TargetedPlans(base *sim.Plan, ref *sim.Trace, opt TargetedOptions) ([]Targeted, []Pruned) {
+	if opt.StaleFor <= 0 {
+		opt.StaleFor = 3 * time.Second
+	}
+	if opt.RestartAfter <= 0 {
+		opt.RestartAfter = time.Second
+	}
+	v := readReference(ref)
+	var out []Targeted
+	var pruned []Pruned
+	s, p := staleState(base, v, opt)
+	out, pruned = append(out, s...), append(pruned, p...)
+	s, p = unobservedState(base, v)
+	out, pruned = append(out, s...), append(pruned, p...)
+	s, p = intermediateState(base, v, opt)
+	out, pruned = append(out, s...), append(pruned, p...)
+	return out, pruned
+}
+
+// withSteps returns base with extra steps appended and its name suffixed.
+func withSteps(base *sim.Plan, suffix string, extra ...sim.Step) sim.Plan {
+	p := *base.Clone()
+	p.Steps = append(slices.Clone(p.Steps), extra...)
+	// Steps play by At, ties in list order: keep base's order, and put
+	// the extra steps at their times (stable sort).
+	sort.SliceStable(p.Steps, func(i, j int) bool { return p.Steps[i].At < p.Steps[j].At })
+	name := strings.TrimSuffix(base.Name, "-reference")
+	if name == "" {
+		name = "plan"
+	}
+	p.Name = name + "-" + suffix
+	return p
+}
+
+// renumber maps base step indexes to their indexes after withSteps added
+// steps (an AsOf "step:N" must name the step in the new plan).
+func renumber(p *sim.Plan, base *sim.Plan, i int) int {
+	if i < 0 || i >= len(base.Steps) {
+		return i
+	}
+	want := base.Steps[i]
+	// The n-th occurrence of an identical step keeps its rank.
+	rank := 0
+	for j := range i {
+		if stepsEqual(base.Steps[j], want) {
+			rank++
+		}
+	}
+	for j, s := range p.Steps {
+		if stepsEqual(s, want) {
+			if rank == 0 {
+				return j
+			}
+			rank--
+		}
+	}
+	return i
+}
+
+func stepsEqual(a, b sim.Step) bool {
+	return a.At == b.At && a.Actor == b.Actor && a.Op == b.Op && a.Resource == b.Resource && a.Namespace == b.Namespace &&
+		a.Name == b.Name && string(a.Object) == string(b.Object) && string(a.Patch) == string(b.Patch)
+}
+
+// staleState: for each moment just before a delete, a deletionTimestamp, a
+// spec change or a recreate by the user (or a delete by the subject), a
+// restart after the controller acted on it, onto a replica held at that
+// moment.
+func staleState(base *sim.Plan, v *refView, opt TargetedOptions) ([]Targeted, []Pruned) {
+	type moment struct {
+		asOf, what string
+		at         time.Duration
+		pos        int
+		resource   string
+	}
+	var ms []moment
+	for _, c := range v.changes {
+		if c.step < 0 || c.actor == "setup" {
+			continue
+		}
+		what := ""
+		switch {
+		case c.verb == "delete" && c.event == "MODIFIED":
+			what = "the deletionTimestamp of " + c.key
+		case c.verb == "delete":
+			what = "the delete of " + c.key
+		case c.recreated:
+			what = "the recreate of " + c.key
+		case c.verb == "update" || c.verb == "patch":
+			what = "the change of " + c.key
+		default:
+			continue
+		}
+		m := moment{asOf: sim.FormatMoment(sim.MomentStep, c.step), what: what + " (" + c.resource + ", step " + fmt.Sprint(c.step) + ")", at: c.at, pos: c.pos, resource: c.resource}
+		if len(ms) > 0 && ms[len(ms)-1].asOf == m.asOf {
+			continue // one moment per step
+		}
+		ms = append(ms, m)
+	}
+	for _, w := range v.writes {
+		if w.verb == "delete" {
+			ms = append(ms, moment{asOf: sim.FormatMoment(sim.MomentWrite, w.k), what: fmt.Sprintf("the controller's delete of %s (%s, its write #%d)", w.key, w.resource, w.k), at: w.at, pos: w.pos, resource: w.resource})
+		}
+	}
+	var out []Targeted
+	var pruned []Pruned
+	for _, m := range ms {
+		desc := "restart onto a replica held just before " + m.what
+		if !v.lists {
+			pruned = append(pruned, Pruned{ClassStale, desc, "the subject's informers sync with a WatchList at resourceVersion \"\" (consistent, client-go's default since v0.35): a restart cannot list from a lagging replica"})
+			continue
+		}
+		if !v.watched[m.resource] {
+			pruned = append(pruned, Pruned{ClassStale, desc, "the subject neither lists nor watches " + m.resource})
+			continue
+		}
+		// Restart once the controller has acted on the change: right
+		// after its first write after the moment.
+		var after *refWrite
+		for i := range v.writes {
+			if v.writes[i].pos > m.pos {
+				after = &v.writes[i]
+				break
+			}
+		}
+		if after == nil {
+			pruned = append(pruned, Pruned{ClassStale, desc, "the controller writes nothing after it: no action to take from a stale view"})
+			continue
+		}
+		t := sim.Duration(after.at + time.Millisecond)
+		p := withSteps(base, fmt.Sprintf("stale-%s", strings.ReplaceAll(m.asOf, ":", "")),
+			sim.Step{At: t, Actor: "controller", Op: "crash"},
+			sim.Step{At: t, Actor: sim.ActorFaults, Op: "stale-replica", AsOf: m.asOf, For: sim.Duration(opt.StaleFor), Target: v.subject},
+			sim.Step{At: t, Actor: "controller", Op: "restart"},
+		)
+		if kind, n, _ := sim.ParseMoment(m.asOf); kind == sim.MomentStep {
+			n2 := renumber(&p, base, n)
+			for i := range p.Steps {
+				if p.Steps[i].Op == "stale-replica" {
+					p.Steps[i].AsOf = sim.FormatMoment(sim.MomentStep, n2)
+				}
+			}
+		}
+		out = append(out, Targeted{Class: ClassStale, Perturbation: fmt.Sprintf("%s, at %s", desc, t), Plan: p})
+	}
+	return out, pruned
+}
+
+// unobservedState: for each state of an object that the controller saw in
+// the reference and that another actor changed again, a plan where the
+// controller's watch of that resource is held from just before that state
+// until just after the next, then expires: the relist shows only the next
+// state.
+func unobservedState(base *sim.Plan, v *refView) ([]Targeted, []Pruned) {
+	var out []Targeted
+	var pruned []Pruned
+	byKey := map[string][]refChange{}
+	var keys []string
+	for _, c := range v.changes {
+		k := objKey(c.resource, "", c.key)
+		if byKey[k] == nil {
+			keys = append(keys, k)
+		}
+		byKey[k] = append(byKey[k], c)
+	}
+	covered := map[string]bool{}
+	for _, k := range keys {
+		cs := byKey[k]
+		for i := 0; i+1 < len(cs); i++ {
+			a, b := cs[i], cs[i+1]
+			if a.actor == "setup" || a.at == 0 {
+				continue
+			}
+			state := fmt.Sprintf("%s %s at rv %d (%s %s by %s)", a.resource, a.key, a.rv, a.verb, strings.ToLower(a.event), a.actor)
+			desc := "hide " + state + " until the next change (" + b.verb + " " + strings.ToLower(b.event) + " by " + b.actor + ")"
+			if !v.watched[a.resource] {
+				pruned = append(pruned, Pruned{ClassUnobserved, desc, "the subject does not watch " + a.resource})
+				continue
+			}
+			if !v.seen[objKey(a.resource, nsOf(a.key), nameOf(a.key))][a.rv] {
+				pruned = append(pruned, Pruned{ClassUnobserved, desc, "the subject's handlers never saw that state in the reference: hiding it changes nothing it sees"})
+				continue
+			}
+			// One plan per window: two states hidden by the same hold
+			// and expiry are the same plan.
+			from, to := a.at-time.Millisecond, b.at+time.Millisecond
+			win := fmt.Sprintf("%s %d %d", a.resource, from, to)
+			if covered[win] {
+				continue
+			}
+			covered[win] = true
+			res := resourceArg(a.resource)
+			p := withSteps(base, fmt.Sprintf("unobserved-%s-rv%d", nameOf(a.key), a.rv),
+				sim.Step{At: sim.Duration(from), Actor: sim.ActorFaults, Op: "hold", Resource: res, Target: v.subject},
+				sim.Step{At: sim.Duration(to), Actor: sim.ActorFaults, Op: "expire", Resource: res, Target: v.subject},
+				sim.Step{At: sim.Duration(to), Actor: sim.ActorFaults, Op: "release", Resource: res, Target: v.subject},
+			)
+			out = append(out, Targeted{Class: ClassUnobserved, Perturbation: fmt.Sprintf("%s: watch of %s held %s..%s, then 410 and relist", desc, res, from, to), Plan: p})
+		}
+	}
+	return out, pruned
+}
+
+// intermediateState: for each reconcile of the reference with more than
+// one write, a crash right after each write but its last, and a restart;
+// a crash point whose writes so far and next write have the same verbs and
+// resources as one already generated is pruned.
+func intermediateState(base *sim.Plan, v *refView, opt TargetedOptions) ([]Targeted, []Pruned) {
+	var out []Targeted
+	var pruned []Pruned
+	seen := map[string]int{}
+	for _, rc := range v.reconciles {
+		if len(rc.writes) < 2 {
+			continue
+		}
+		for j := 0; j+1 < len(rc.writes); j++ {
+			k := rc.writes[j]
+			w, next := v.writes[k-1], v.writes[rc.writes[j+1]-1]
+			var sig []string
+			for _, kk := range rc.writes[:j+2] {
+				sig = append(sig, v.writes[kk-1].verb+" "+v.writes[kk-1].resource)
+			}
+			desc := fmt.Sprintf("crash right after write #%d (%s %s %s) of the reconcile of %s, before its %s %s", k, w.verb, w.resource, w.key, rc.key, next.verb, next.resource)
+			if first, dup := seen[strings.Join(sig, ",")]; dup {
+				pruned = append(pruned, Pruned{ClassIntermediate, desc, fmt.Sprintf("the same writes so far and next as at write #%d", first)})
+				continue
+			}
+			seen[strings.Join(sig, ",")] = k
+			restart := sim.Duration(w.at + opt.RestartAfter)
+			p := withSteps(base, fmt.Sprintf("intermediate-w%d", k),
+				sim.Step{At: 0, Actor: "controller", Op: "crash", AfterWrite: k},
+				sim.Step{At: restart, Actor: "controller", Op: "restart"},
+			)
+			// The crash is armed first thing at 0, before base's steps.
+			i := slices.IndexFunc(p.Steps, func(s sim.Step) bool { return s.AfterWrite == k })
+			st := p.Steps[i]
+			p.Steps = slices.Insert(slices.Delete(p.Steps, i, i+1), 0, st)
+			out = append(out, Targeted{Class: ClassIntermediate, Perturbation: fmt.Sprintf("%s; restart at %s", desc, restart), Plan: p})
+		}
+	}
+	return out, pruned
+}
+
+func nsOf(key string) string   { ns, _, _ := strings.Cut(key, "/"); return ns }
+func nameOf(key string) string { _, n, _ := strings.Cut(key, "/"); return n }
+
+// resourceArg turns a trace's resource ("pods", "bellerophons.lab.cachelab.dev")
+// into a step's resource argument.
+func resourceArg(resource string) string { return resource }

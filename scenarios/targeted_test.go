@@ -1,0 +1,86 @@
+package scenarios_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cachelab/cachelab/scenarios"
+	"github.com/cachelab/cachelab/sim"
+)
+
+// bellerophonWorkload is a user story on one Bellerophon: scaled 1 -> 3 ->
+// 2, deleted, recreated under the same name, upgraded.
+func bellerophonWorkload(subject string) *sim.Plan {
+	web := func(replicas int) json.RawMessage {
+		return json.RawMessage(`{"apiVersion":"lab.cachelab.dev/v1alpha1","kind":"Bellerophon","metadata":{"name":"web","namespace":"default"},"spec":{"replicas":` + string(rune('0'+replicas)) + `,"version":"v1"}}`)
+	}
+	at := func(d time.Duration) sim.Duration { return sim.Duration(d) }
+	p := &sim.Plan{Version: sim.PlanVersion, Name: "workload", Seed: 7, Subject: subject,
+		Objects:  []json.RawMessage{web(1)},
+		Kubelet:  &sim.Kubelet{ReadyAfter: at(time.Second)},
+		Faults:   sim.FaultPolicy{Latency: sim.Distribution{Kind: "fixed", Max: at(20 * time.Millisecond)}},
+		Deadline: at(2 * time.Minute),
+		Steps: []sim.Step{
+			{At: at(2 * time.Second), Actor: "user", Op: "patch", Resource: "bellerophons", Namespace: "default", Name: "web", Patch: json.RawMessage(`{"spec":{"replicas":3}}`)},
+			{At: at(3 * time.Second), Actor: "user", Op: "patch", Resource: "bellerophons", Namespace: "default", Name: "web", Patch: json.RawMessage(`{"spec":{"replicas":2}}`)},
+			{At: at(5 * time.Second), Actor: "user", Op: "delete", Resource: "bellerophons", Namespace: "default", Name: "web"},
+			{At: at(8 * time.Second), Actor: "user", Op: "create", Resource: "bellerophons", Object: web(2)},
+			{At: at(11 * time.Second), Actor: "user", Op: "patch", Resource: "bellerophons", Namespace: "default", Name: "web", Patch: json.RawMessage(`{"spec":{"version":"v2"}}`)},
+		}}
+	return p
+}
+
+func TestTargetedPlansAimAtTheReferencesReadsAndWrites(t *testing.T) {
+	for _, c := range []struct {
+		subject    string
+		wantStale  bool
+		staleWhyIn string
+	}{
+		{"bellerophon", false, "WatchList"},
+		{"bellerophon/lists-stale-replica", true, ""},
+	} {
+		t.Run(c.subject, func(t *testing.T) {
+			base := bellerophonWorkload(c.subject)
+			ref := scenarios.ReferencePlan(base)
+			tr, err := sim.Run(t, ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plans, pruned := scenarios.TargetedPlans(base, tr, scenarios.TargetedOptions{})
+			count := map[string]int{}
+			for _, p := range plans {
+				count[p.Class]++
+				if err := p.Plan.Validate(); err != nil {
+					t.Errorf("%s: invalid plan: %v", p.Perturbation, err)
+				}
+				if p.Plan.Name == base.Name {
+					t.Errorf("%s: plan keeps the base's name", p.Perturbation)
+				}
+			}
+			t.Logf("%d plans %v, %d pruned", len(plans), count, len(pruned))
+			for _, p := range plans {
+				t.Logf("  %s: %s", p.Class, p.Perturbation)
+			}
+			for _, p := range pruned {
+				t.Logf("  pruned %s: %s: %s", p.Class, p.Perturbation, p.Why)
+			}
+			if count[scenarios.ClassUnobserved] == 0 || count[scenarios.ClassIntermediate] == 0 {
+				t.Errorf("plans per class %v: want unobserved and intermediate plans", count)
+			}
+			if got := count[scenarios.ClassStale] > 0; got != c.wantStale {
+				t.Errorf("stale-state plans %d, want some: %v", count[scenarios.ClassStale], c.wantStale)
+			}
+			if !c.wantStale {
+				found := false
+				for _, p := range pruned {
+					found = found || (p.Class == scenarios.ClassStale && strings.Contains(p.Why, c.staleWhyIn))
+				}
+				if !found {
+					t.Errorf("no stale-state perturbation pruned for %q", c.staleWhyIn)
+				}
+			}
+		})
+	}
+}
