@@ -98,9 +98,9 @@ func startReplicaSetActor(ctx context.Context, env *cachelabtest.Env) (func(cont
 }
 
 // Desired holds when every Deployment that is neither being deleted nor
-// paused has rolled out: of the ReplicaSets it controls, exactly one has
-// its Pod template (the pod-template-hash label aside) and spec.replicas
-// Pods that are Running and Ready, the others are scaled to 0 and control
+// paused has rolled out: of the ReplicaSets it controls, exactly one runs
+// spec.replicas Pods, Running and Ready, and has its Pod template (the
+// pod-template-hash label aside); the others are scaled to 0 and control
 // no active Pod, and its status says so (observedGeneration, replicas,
 // updatedReplicas, readyReplicas and availableReplicas equal to
 // spec.replicas).
@@ -136,40 +136,50 @@ func Desired(s *cachelabtest.State) error {
 }
 
 // rolledOut says why d has not rolled out over its ReplicaSets rss, nil
-// when it has.
+// when it has. Several ReplicaSets may carry d's template (a hash
+// collision: d recreated while its old ReplicaSet, same template, still
+// existed makes the controller bump collisionCount and create another, and
+// then adopt the orphaned one); the controller keeps one of them and scales
+// the others to 0, so exactly one of them must run want Pods.
 func rolledOut(d *appsv1.Deployment, rss []*appsv1.ReplicaSet, pods map[string][]*corev1.Pod) error {
 	want := int32(1)
 	if d.Spec.Replicas != nil {
 		want = *d.Spec.Replicas
 	}
-	var current []*appsv1.ReplicaSet
+	withTemplate, running := 0, 0
 	for _, rs := range rss {
 		n := int32(1)
 		if rs.Spec.Replicas != nil {
 			n = *rs.Spec.Replicas
 		}
 		active := int32(len(pods[string(rs.UID)]))
-		if sameTemplate(&rs.Spec.Template, &d.Spec.Template) {
-			current = append(current, rs)
-			if n != want || active != want {
-				return fmt.Errorf("wants %d pods and its current ReplicaSet %s has spec.replicas=%d and %d active pods", want, rs.Name, n, active)
-			}
-			for _, p := range pods[string(rs.UID)] {
-				if !ready(p) {
-					return fmt.Errorf("has pod %s not Ready", p.Name)
-				}
-			}
+		current := sameTemplate(&rs.Spec.Template, &d.Spec.Template)
+		if current {
+			withTemplate++
+		}
+		if n == 0 && active == 0 {
 			continue
 		}
-		if n != 0 || active != 0 {
+		if !current {
 			return fmt.Errorf("has old ReplicaSet %s with spec.replicas=%d and %d active pods, want 0", rs.Name, n, active)
 		}
+		if n != want || active != want {
+			return fmt.Errorf("wants %d pods and its current ReplicaSet %s has spec.replicas=%d and %d active pods", want, rs.Name, n, active)
+		}
+		for _, p := range pods[string(rs.UID)] {
+			if !ready(p) {
+				return fmt.Errorf("has pod %s not Ready", p.Name)
+			}
+		}
+		running++
 	}
 	switch {
-	case len(current) == 0 && want > 0:
+	case withTemplate == 0 && want > 0:
 		return fmt.Errorf("wants %d pods and has no ReplicaSet with its template", want)
-	case len(current) > 1:
-		return fmt.Errorf("has %d ReplicaSets with its template, want 1", len(current))
+	case running > 1:
+		return fmt.Errorf("has %d ReplicaSets with its template running pods, want 1", running)
+	case running == 0 && want > 0:
+		return fmt.Errorf("wants %d pods and no ReplicaSet with its template runs them", want)
 	}
 	st := d.Status
 	if st.ObservedGeneration < d.Generation || st.Replicas != want || st.UpdatedReplicas != want ||

@@ -82,3 +82,21 @@ func TestCampaign(t *testing.T) {
 	campaign.Run(t, "upstream/deployment/plans.go",
 		campaign.Subject{Controller: deployment.Controller(), Plan: deployment.Plan})
 }
+
+// A Deployment deleted and recreated with the same template while its old
+// ReplicaSet still exists ends with two ReplicaSets of its template (the
+// controller bumps collisionCount, creates a second one, adopts the
+// orphaned first and scales one of them to 0). Campaign seed 94 failed
+// eventual-convergence on it when Desired wanted exactly one ReplicaSet
+// with the template: a false alarm of the predicate. The plan must pass.
+func TestRecreatedDeploymentWithTwoReplicaSetsOfItsTemplateConverges(t *testing.T) {
+	c := deployment.Controller()
+	failures := cachelabtest.Catch(t, c, cachelabtest.Files("findings/false-alarm-template-collision-94.json"))
+	for _, f := range failures {
+		for _, v := range f.Failed {
+			if v.Invariant == "eventual-convergence" {
+				t.Errorf("eventual-convergence failed:\n%s", f.Report)
+			}
+		}
+	}
+}
