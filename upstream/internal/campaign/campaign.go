@@ -23,7 +23,7 @@ var (
 	plansFlag = flag.Int("upstream.plans", 0, "random plans per subject for the campaign (0: skip)")
 	seedFlag  = flag.Uint64("upstream.seed", 1, "first seed of the campaign's plans")
 	tableFlag = flag.String("upstream.table", "", "file to write the campaign's table to (besides the test log)")
-	keepFlag  = flag.Bool("upstream.keep", false, "keep every failing plan's files (plan, trace, report) under testdata/cachelab, for triage")
+	keepFlag  = flag.Bool("upstream.keep", false, "for triage: keep every failing plan's files (plan, trace, report) under testdata/cachelab and log one line per failed verdict")
 )
 
 // Subject is one controller of a campaign and its plan generator.
@@ -88,9 +88,10 @@ func Run(t *testing.T, generator string, subjects ...Subject) {
 			for _, v := range failures[0].Failed {
 				rw.byInv[v.Invariant]++
 				names = append(names, v.Invariant)
-				// One line per failed verdict, for triage: grep
-				// "^    campaign.go.*verdict " in the log.
-				t.Logf("verdict %s seed %d %s: %s", c.Name, seed, v.Invariant, oneLine(v.Reason))
+				if *keepFlag {
+					// One line per failed verdict, for triage.
+					t.Logf("verdict %s seed %d %s: %s", c.Name, seed, v.Invariant, oneLine(v.Reason))
+				}
 			}
 			if rw.dupAt == 0 && slices.Contains(names, "no-duplicate-children") {
 				rw.dupAt, rw.dupCPU, rw.dupSeed = i+1, fakeapibench.ProcessCPU()-start, seed
