@@ -18,6 +18,9 @@ const (
 	NameNoLostUpdates        = "no-lost-updates"
 	NameFinalizers           = "finalizers"
 	NameReadYourWrites       = "read-your-writes"
+	// NameNoStaleHarm: no delete or overwrite of a live owner's object
+	// decided from a view of the owner's predecessor or of its past.
+	NameNoStaleHarm = "no-stale-harm"
 	// NameRetriedConflicts is a measurement, never a failure: the 409s
 	// (Conflict, AlreadyExists) the subject got and how long until a
 	// retry resolved each.
@@ -115,6 +118,7 @@ func All() []Invariant {
 		{Name: NameNoLostUpdates, Summary: "no subject write reverts another actor's change it never observed", Contract: contractLostUpdates, check: noLostUpdates},
 		{Name: NameFinalizers, Summary: "nothing is left terminating on our finalizer or in our external store; no child is created under an owner seen terminating", Contract: contractFinalizers, check: finalizers},
 		{Name: NameReadYourWrites, Summary: "no successful write of the subject is decided from a view older than its own earlier write (KEP-5647)", Contract: contractReadYourWrites, check: readYourWrites},
+		{Name: NameNoStaleHarm, Summary: "no delete or overwrite of a live owner's object is decided from a view of the owner's predecessor (same name, other UID) or of a past the subject had already seen", Contract: contractStaleHarm, check: noStaleHarm},
 		{Name: NameRetriedConflicts, Summary: "measured, not a failure: the subject's 409s (Conflict, AlreadyExists) and how long until a retry resolved each", Contract: contractConflicts, check: retriedConflicts},
 	}
 	for _, s := range SignalNames() {
@@ -183,6 +187,9 @@ func NoDuplicateChildren(tr *sim.Trace) Verdict { return mustLookup(NameNoDuplic
 
 // NoLostUpdates checks no-lost-updates.
 func NoLostUpdates(tr *sim.Trace) Verdict { return mustLookup(NameNoLostUpdates).Check(tr) }
+
+// NoStaleHarm checks no-stale-harm.
+func NoStaleHarm(tr *sim.Trace) Verdict { return mustLookup(NameNoStaleHarm).Check(tr) }
 
 // RetriedConflicts measures retried-conflicts.
 func RetriedConflicts(tr *sim.Trace) Verdict { return mustLookup(NameRetriedConflicts).Check(tr) }
