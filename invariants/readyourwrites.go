@@ -120,6 +120,7 @@ func readYourWrites(tr *sim.Trace, _ Options) Verdict {
 	byName := map[string]map[string]bool{}    // namespace/name -> uids ever written there
 	own := map[string]*ownWrite{}             // uid -> the subject's latest write
 	lastOwnAt := map[key]*ownWrite{}          // key -> the subject's latest write (for 504s)
+	lastOwnOf := map[[3]string]*ownWrite{}    // actor, verb, resource -> its latest write (504s without a name)
 	seen := map[string]int64{}                // uid -> highest RV that reached the subject
 	listed := map[string]int64{}              // resource -> highest list RV served to the subject
 	watched := map[string]int64{}             // resource -> highest RV a watch delivered to the subject
@@ -175,16 +176,22 @@ func readYourWrites(tr *sim.Trace, _ Options) Verdict {
 				listed[normResource(r.Resource)] = r.RV
 			}
 		case sim.RecRequest:
-			if !subj[r.Actor] || r.Name == "" {
+			if !subj[r.Actor] {
 				break
 			}
-			if r.Verb == "get" && r.Code == 200 {
+			if r.Verb == "get" && r.Code == 200 && r.Name != "" {
 				if o, ok := srv.live[recKey(r)]; ok {
 					see(o.UID, o.RV)
 				}
 			}
 			if r.Code == 504 {
-				if w := lastOwnAt[recKey(r)]; w != nil && w.rec.Actor == r.Actor && w.rec.Verb == r.Verb {
+				// A create with generateName has no name in its request:
+				// the subject's latest write of that verb and resource.
+				w := lastOwnAt[recKey(r)]
+				if r.Name == "" {
+					w = lastOwnOf[[3]string{r.Actor, r.Verb, normResource(r.Resource)}]
+				}
+				if w != nil && w.rec.Actor == r.Actor && w.rec.Verb == r.Verb {
 					w.timedOut = true
 				}
 			}
@@ -219,6 +226,7 @@ func readYourWrites(tr *sim.Trace, _ Options) Verdict {
 				w := &ownWrite{rec: r, before: before, after: after, proc: proc.of(r.Actor, r.Pos), removed: rm.removes(r)}
 				own[r.UID] = w
 				lastOwnAt[k] = w
+				lastOwnOf[[3]string{r.Actor, r.Verb, normResource(r.Resource)}] = w
 			}
 		}
 	}

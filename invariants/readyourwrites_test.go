@@ -336,3 +336,24 @@ func TestUnknownSummarySaysWhatTheTraceLacked(t *testing.T) {
 		}
 	}
 }
+
+// EDGE 28 with generateName: the create's request names no object, yet
+// the 504 is the one of the subject's latest create of that resource; the
+// retry is not read-your-writes' (the duplicate is no-duplicate-children's).
+func TestASiblingCreateAfterAGeneratedNameCreateTimedOutPassesReadYourWrites(t *testing.T) {
+	for _, code := range []int{504, 201} {
+		h := newOwnWriteRun()
+		h.reconcile("ns/p", func() {
+			h.b.Create(ctrl, tracebuild.Obj{Resource: "pods", Namespace: "ns", Name: "p-x1", Owner: h.parent.UID})
+			h.b.Request(ctrl, "create", "pods", "ns", "", code)
+		})
+		h.reconcile("ns/p", func() {
+			h.b.Create(ctrl, tracebuild.Obj{Resource: "pods", Namespace: "ns", Name: "p-x2", Owner: h.parent.UID})
+		})
+		want := invariants.Pass
+		if code == 201 {
+			want = invariants.Fail
+		}
+		wantStatus(t, invariants.ReadYourWrites(h.b.Trace("quiet")), want)
+	}
+}

@@ -24,6 +24,7 @@ func TestAllListsEveryInvariantOnceWithASummaryAndAContract(t *testing.T) {
 	for _, name := range []string{invariants.NameEventualConvergence, invariants.NameStableReconciliation,
 		invariants.NamePerObjectOrder, invariants.NameDeleteRecreate, invariants.NameNoLostDeletes,
 		invariants.NameNoDuplicateChildren, invariants.NameNoLostUpdates, invariants.NameFinalizers, invariants.NameReadYourWrites,
+		invariants.NameNoStaleHarm, invariants.NameRetriedConflicts,
 		"sync-soundness/informer-synced", "sync-soundness/handler-synced", "sync-soundness/quiescence-synced",
 		"sync-soundness/rv-synced", "sync-soundness/desired"} {
 		if !seen[name] {
