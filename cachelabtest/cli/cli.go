@@ -95,6 +95,7 @@ func commands() []command {
 		mergeCommand(),
 		benchCommand(),
 		exploreCommand(),
+		huntCommand(),
 		{"version", "print the versions of cachelab, Go, client-go and the file formats", "",
 			"cachelab version", versionCmd},
 	}
@@ -223,6 +224,9 @@ func flagsOf(name string) *flag.FlagSet {
 		return f
 	case "explore":
 		f, _ := exploreFlags()
+		return f
+	case "hunt":
+		f, _ := huntFlags()
 		return f
 	case "admin":
 		f, _ := adminFlags("admin")

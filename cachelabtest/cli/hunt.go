@@ -1,0 +1,166 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	lab "github.com/cachelab/cachelab/cachelabtest"
+	"github.com/cachelab/cachelab/fakeapi/fakeapibench"
+	"github.com/cachelab/cachelab/scenarios"
+	"github.com/cachelab/cachelab/sim"
+)
+
+type huntOptions struct {
+	subject   string
+	workloads int
+	seed      uint64
+	classes   string
+	parallel  int
+	out       string
+	shrink    bool
+	first     bool
+	random    int
+}
+
+func huntFlags() (*flag.FlagSet, *huntOptions) {
+	o := &huntOptions{}
+	fs := newFlagSet("hunt")
+	fs.StringVar(&o.subject, "subject", "bellerophon", "the subject to hunt (see cachelab list)")
+	fs.IntVar(&o.workloads, "workloads", 3, "without NAME|FILE arguments: perturb the user actions of this many random plans (the plans of cachelab run --random, from --seed), their faults removed")
+	fs.Uint64Var(&o.seed, "seed", 1, "the first random workload's (and --random baseline's) generator seed")
+	fs.StringVar(&o.classes, "class", "", "only these classes, comma-separated (stale-state, unobserved-state, intermediate-state; default all)")
+	fs.IntVar(&o.parallel, "parallel", runtime.GOMAXPROCS(0), "runs at a time")
+	fs.StringVar(&o.out, "out", "out/hunt", "folder for each targeted run's files (\"\" writes nothing)")
+	fs.BoolVar(&o.shrink, "shrink", true, "shrink each failing plan (drop workload steps while it still fails)")
+	fs.BoolVar(&o.first, "first", false, "stop after the batch holding the first failure (for plans and CPU to the first failure)")
+	fs.IntVar(&o.random, "random", 0, "also run up to N random plans (those of cachelab run --random, from --seed) until the first failure, as a baseline: plans and CPU to it, side by side")
+	return fs, o
+}
+
+func huntCommand() command {
+	return command{"hunt", "targeted campaign: perturb where a fault-free reference run shows the controller reading and writing (stale, unobserved, intermediate state)",
+		"[NAME|FILE ...] [--subject S] [--workloads N --seed S] [--class C] [--out DIR] [--random N]",
+		"cachelab hunt --subject bellerophon/lists-stale-replica --workloads 3\n  cachelab hunt time-travel-stale-replica --subject bellerophon --class stale-state", huntCmd}
+}
+
+func huntCmd(env *Env, args []string) int {
+	fs, o := huntFlags()
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return flagError(env, "hunt", fs, err)
+	}
+	if o.parallel < 1 || o.workloads < 0 || o.random < 0 {
+		fmt.Fprintf(env.Stderr, "cachelab hunt: --parallel must be 1 or more, --workloads and --random 0 or more\n")
+		return ExitUsage
+	}
+	if _, ok := sim.LookupSubject(o.subject); !ok {
+		fmt.Fprintf(env.Stderr, "cachelab hunt: unknown subject %q (see `%s list`)\n", o.subject, env.Prog)
+		return ExitUsage
+	}
+	var workloads []*sim.Plan
+	for _, a := range pos {
+		p, err := loadWorkload(a, o.subject)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "cachelab hunt: %v\n", err)
+			return ExitUsage
+		}
+		workloads = append(workloads, p)
+	}
+	if len(pos) == 0 {
+		for i := range o.workloads {
+			p := scenarios.Random(o.seed+uint64(i), o.subject)
+			workloads = append(workloads, &p)
+		}
+	}
+	opt := lab.HuntOptions{Parallel: o.parallel, Out: o.out, Shrink: o.shrink, StopAtFirst: o.first,
+		Replay: func(path string) string { return env.Prog + " replay " + path }}
+	if o.classes != "" {
+		opt.Classes = strings.Split(o.classes, ",")
+	}
+	host := env.Host
+	if host == nil {
+		host = lab.MainHost(o.parallel)
+	}
+	// One call of the host (a process's testing.M runs once); the
+	// campaign's batches run as its subtests.
+	var rep *lab.HuntReport
+	_, out := host(func(t *testing.T) {
+		inner := lab.TestHost(t)
+		rep, err = lab.HuntPlans(inner, workloads, opt)
+		if err != nil {
+			return
+		}
+		rep.WriteTable(env.Stdout)
+		if f := rep.First(); f != nil {
+			fmt.Fprintf(env.Stdout, "targeted: first failure at plan %d of %d (%s), %s CPU\n", f.Index, rep.Generated, f.Class, f.CPU.Round(time.Millisecond))
+		} else {
+			fmt.Fprintf(env.Stdout, "targeted: no failure in %d plans, %s CPU\n", len(rep.Rows), rep.CPU.Round(time.Millisecond))
+		}
+		if o.random > 0 {
+			randomBaseline(env, inner, o)
+		}
+	})
+	if err != nil || rep == nil {
+		fmt.Fprintf(env.Stderr, "cachelab hunt: %v\n%s", err, out)
+		return ExitUnexpected
+	}
+	if len(rep.Failures()) > 0 {
+		return ExitUnexpected
+	}
+	return ExitOK
+}
+
+// loadWorkload reads a workload: a scenario's plan for subject, or a plan
+// file (its subject replaced).
+func loadWorkload(arg, subject string) (*sim.Plan, error) {
+	if _, err := os.Stat(arg); err == nil {
+		p, err := sim.LoadPlanFile(arg)
+		if err != nil {
+			return nil, err
+		}
+		p.Subject = subject
+		return p, nil
+	}
+	s, err := scenarios.Get(arg)
+	if err != nil {
+		return nil, err
+	}
+	p := s.PlanFor(subject)
+	return &p, nil
+}
+
+// randomBaseline runs random plans from o.seed, o.parallel at a time, until
+// the batch holding the first failure, and prints plans and CPU to it.
+func randomBaseline(env *Env, host lab.Host, o *huntOptions) {
+	start := fakeapibench.ProcessCPU()
+	for lo := 0; lo < o.random; lo += o.parallel {
+		var jobs []lab.Job
+		for i := lo; i < min(lo+o.parallel, o.random); i++ {
+			p := scenarios.Random(o.seed+uint64(i), o.subject)
+			jobs = append(jobs, lab.NewJob(&p, nil))
+		}
+		results, _ := lab.RunBatch(host, jobs, lab.Options{Parallel: o.parallel, DropTraces: true})
+		for j, r := range results {
+			var failed []string
+			for _, v := range r.Verdicts {
+				if v.Failed() && !lab.IsMeasurement(v.Invariant) {
+					failed = append(failed, v.Invariant)
+				}
+			}
+			if r.Err != nil {
+				failed = append(failed, "error: "+r.Err.Error())
+			}
+			if len(failed) > 0 {
+				fmt.Fprintf(env.Stdout, "random: first failure at plan %d (%s: %s), %s CPU\n", lo+j+1, r.Job.Plan.Name, strings.Join(failed, ","),
+					(fakeapibench.ProcessCPU() - start).Round(time.Millisecond))
+				return
+			}
+		}
+	}
+	fmt.Fprintf(env.Stdout, "random: no failure in %d plans, %s CPU\n", o.random, (fakeapibench.ProcessCPU() - start).Round(time.Millisecond))
+}
