@@ -130,7 +130,10 @@ func Children(resource, nameFormat string) RandomOption {
 // list`) with the controller as subject.
 func Scenarios(names ...string) Plans { return Plans{scenarios: names} }
 
-// Files runs plan files (JSON, as `cachelab run` saves them).
+// Files runs plan files (JSON, as `cachelab run` saves them) and
+// scenario files (.txt, the catalogue's syntax: see package scenarios),
+// with the controller as subject. A scenario file of your own needs no
+// title, edge or expectations line and names no subject.
 func Files(paths ...string) Plans { return Plans{files: paths} }
 
 // Test runs c under plans (Random() if none) and reports through t: one
@@ -262,12 +265,11 @@ func run(t *testing.T, top string, c Controller, sink *[]*Failure, plans []Plans
 			jobs = append(jobs, NewJob(&p, nil))
 		}
 		for _, f := range ps.files {
-			p, err := sim.LoadPlanFile(f)
+			p, err := loadFile(f, name)
 			if err != nil {
 				t.Errorf("cachelabtest: %v", err)
 				continue
 			}
-			p.Subject = name
 			jobs = append(jobs, NewJob(p, nil))
 		}
 		for _, p := range ps.plans {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -248,5 +249,31 @@ func TestCatchReportsMatchesReferenceWithNoDesired(t *testing.T) {
 	}
 	if f := Catch(t, mirror(false), These(faultedPlan())); len(f) != 0 {
 		t.Errorf("the level-based mirror failed: %s", f[0].Report)
+	}
+}
+
+// A user's scenario file (no title, edge, expectations or subject) runs
+// through Files with the controller under test.
+func TestFilesRunsAUsersScenarioFile(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	src := `scenario mine
+# ConfigMap a changes while the controller is down, and again after.
+object {apiVersion: v1, kind: ConfigMap, metadata: {name: a, namespace: default}, data: {n: "0"}}
+at 1s user patch configmaps default/a {data: {n: "1"}}
+at 2s controller crash
+at 3s user patch configmaps default/a {data: {n: "2"}}
+at 4s controller restart
+at 5s user patch configmaps default/a {data: {n: "3"}}
+`
+	if err := os.WriteFile("mine.txt", []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if f := Catch(t, mirror(false), Files("mine.txt")); len(f) != 0 {
+		t.Errorf("the level-based mirror failed the user's scenario: %s", f[0].Report)
+	}
+	f := Catch(t, mirror(true), Files("mine.txt"))
+	if len(f) != 1 || f[0].Plan.Name != "mine" || !strings.Contains(f[0].Report, invariants.NameMatchesReference) {
+		t.Fatalf("want the counting mirror to fail the user's scenario on %s, got %d failures", invariants.NameMatchesReference, len(f))
 	}
 }

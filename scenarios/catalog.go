@@ -40,6 +40,9 @@ func load() {
 			continue
 		}
 		s, err := Parse("scenarios/"+f, b)
+		if err == nil {
+			err = CheckCatalogue(s)
+		}
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -176,7 +179,8 @@ func (s *Scenario) ValidateSubjects(subjects []string) error {
 		known[n] = true
 	}
 	var errs []error
-	if !known[s.Plan.Subject] {
+	// A file that names no subject runs with the one under test.
+	if s.Plan.Subject != "" && !known[s.Plan.Subject] {
 		errs = append(errs, fmt.Errorf("%s: unknown subject %q%s", s.File, s.Plan.Subject, Suggest(s.Plan.Subject, subjects)))
 	}
 	seen := map[string]bool{}

@@ -11,7 +11,7 @@ import (
 )
 
 // FormatPlan writes p as readable lines in the timeline syntax of a
-// scenario file (subject, seed, faults, `object {...}`, `at TIME ACTOR OP
+// scenario file (subject, seed, faults, competitor, `object {...}`, `at TIME ACTOR OP
 // [RESOURCE] [NS/NAME] [key=value ...] [{body}]`): how property tests show
 // a generated or shrunk plan, instead of Go's dump of its JSON bytes.
 func FormatPlan(p sim.Plan) string {
@@ -23,6 +23,13 @@ func FormatPlan(p sim.Plan) string {
 	b.WriteString("\n")
 	if f, err := json.Marshal(p.Faults); err == nil && string(f) != "{}" {
 		fmt.Fprintf(&b, "faults %s\n", f)
+	}
+	if c := p.Competitor; c != nil {
+		line := "competitor " + c.Resource
+		if c.Delay != 0 {
+			line += " delay=" + fmtDur(c.Delay.D())
+		}
+		fmt.Fprintf(&b, "%s %s\n", line, compact(c.Patch))
 	}
 	for _, o := range p.Objects {
 		fmt.Fprintf(&b, "object %s\n", compact(o))

@@ -35,7 +35,7 @@ func (e *ParseError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.
 func (e *ParseError) Unwrap() error { return ErrSyntax }
 
 // directives lists the header directives, for error messages.
-var directives = []string{"scenario", "title", "edge", "source", "subject", "seed", "deadline", "quiet", "kubelet", "access", "param", "faults", "object", "at"}
+var directives = []string{"scenario", "title", "edge", "source", "subject", "seed", "deadline", "quiet", "kubelet", "competitor", "access", "param", "faults", "object", "at"}
 
 // stepKeys are the key=value arguments of an `at` step.
 var stepKeys = []string{"resource", "ns", "name", "target", "code", "verb", "lag", "for", "midReconcile", "notOlderThan", "patchType", "afterWrite", "asOf"}
@@ -278,7 +278,7 @@ func (p *parser) directive(l line) error {
 		return p.errf(l.n, "the first directive must be `scenario NAME`, got %q", word)
 	}
 	switch word {
-	case "scenario", "title", "subject", "seed", "deadline", "quiet", "kubelet", "access", "faults":
+	case "scenario", "title", "subject", "seed", "deadline", "quiet", "kubelet", "competitor", "access", "faults":
 		if p.sawTimeline {
 			return p.errf(l.n, "%s must come before the first `object` or `at` line (header directives go at the top)", word)
 		}
@@ -366,6 +366,9 @@ func (p *parser) directive(l line) error {
 			return p.errf(l.n, "kubelet %q: write `kubelet readyAfter=1s` (the kubelet marks each Pod Running and Ready that long after it sees it)", rest)
 		}
 		p.s.Plan.Kubelet = &sim.Kubelet{ReadyAfter: sim.Duration(d)}
+	case "competitor":
+		p.flush(BlockIntro, 0)
+		return p.competitor(l, rest)
 	case "access":
 		p.flush(BlockIntro, 0)
 		if rest != "direct" && rest != "http" {
@@ -424,6 +427,39 @@ func (p *parser) directive(l line) error {
 	default:
 		return p.errf(l.n, "unknown directive %q (known: %s; expectations go below a ---- line)", word, strings.Join(directives, ", "))
 	}
+	return nil
+}
+
+// competitor parses `competitor RESOURCE [delay=DUR] {patch}`: another
+// controller, informer-fed, that keeps every object of RESOURCE in the
+// shape of the JSON merge patch, delay after it sees one (sim.Competitor).
+func (p *parser) competitor(l line, rest string) error {
+	usage := "write `competitor RESOURCE [delay=DUR] {merge patch}`, as `competitor configmaps delay=1s {metadata: {labels: {owner: other}}}`"
+	args, inline := splitArgs(rest)
+	if len(args) == 0 || strings.Contains(args[0], "=") {
+		return p.errf(l.n, "competitor: name the resource it writes: %s", usage)
+	}
+	c := &sim.Competitor{Resource: args[0]}
+	for _, a := range args[1:] {
+		k, v, ok := strings.Cut(a, "=")
+		if !ok || k != "delay" {
+			return p.errf(l.n, "competitor: unexpected %q: %s", a, usage)
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return p.errf(l.n, "competitor: delay=%q: give a Go duration, as delay=500ms", v)
+		}
+		c.Delay = sim.Duration(d)
+	}
+	j, ok, err := p.body(l, inline, "competitor")
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return p.errf(l.n, "competitor: give the merge patch it enforces: %s", usage)
+	}
+	c.Patch = j
+	p.s.Plan.Competitor = c
 	return nil
 }
 
@@ -581,9 +617,14 @@ func (p *parser) step(l line, rest string) error {
 		return err
 	}
 	if ok {
-		if st.Op == "patch" {
+		switch st.Op {
+		case "patch", "patch-status":
 			st.Patch = j
-		} else {
+		case "update-status":
+			// Only its status is written: the plan's validation says what
+			// else it needs (a name, a resource or apiVersion and kind).
+			st.Object = j
+		default:
 			if err := checkObject(j); err != nil {
 				return p.errf(l.n, "step %s object: %v", st.Op, err)
 			}
@@ -593,6 +634,26 @@ func (p *parser) step(l line, rest string) error {
 	p.s.Plan.Steps = append(p.s.Plan.Steps, st)
 	p.s.StepLines = append(p.s.StepLines, l.n)
 	return nil
+}
+
+// CheckCatalogue returns what a built-in scenario lacks that a user's file
+// may leave out: a `title`, an `edge` line and expectations (every
+// built-in scenario says what it shows, which edge cases, and how each
+// subject fares). Errors name the file and line.
+func CheckCatalogue(s *Scenario) error {
+	first := 1
+	var errs []error
+	bad := func(n int, msg string) { errs = append(errs, &ParseError{File: s.File, Line: n, Msg: msg}) }
+	if s.Title == "" {
+		bad(first, "no `title` line: say in one line what the scenario shows")
+	}
+	if len(s.EdgeCases) == 0 {
+		bad(first, "no `edge` line: name the EDGE-CASES.md entries the scenario shows, as `edge 7`")
+	}
+	if len(s.Expect) == 0 {
+		bad(s.lastLine, "no expectations: add a ---- line, then `SUBJECT: invariant=pass|fail ...` lines")
+	}
+	return errors.Join(errs...)
 }
 
 // expectLine parses `SUBJECT: invariant=status ...`.
@@ -644,24 +705,22 @@ func (p *parser) finish() error {
 			last = l.n
 		}
 	}
+	// A user's file needs no title, edge or expectations (its plan runs
+	// with the controller under test, every failed verdict reported); the
+	// built-in catalogue requires them (see CheckCatalogue).
 	switch {
 	case s.Name == "":
 		return p.errf(1, "no `scenario NAME` line: a scenario file starts with one")
-	case s.Title == "":
-		return p.errf(p.seen["scenario"], "no `title` line: say in one line what the scenario shows")
-	case len(s.EdgeCases) == 0:
-		return p.errf(p.seen["scenario"], "no `edge` line: name the EDGE-CASES.md entries the scenario shows, as `edge 7`")
 	case len(s.Plan.Steps) == 0:
 		return p.errf(last, "no steps: add at least one `at TIME ACTOR OP ...` line")
-	case len(s.Expect) == 0:
-		return p.errf(last, "no expectations: add a ---- line, then `SUBJECT: invariant=pass|fail ...` lines")
 	}
+	s.lastLine = last
 	for _, c := range s.Claims {
 		if len(s.ExpectedFor(c.Subject)) == 0 {
 			return p.errf(c.Line, "claim about %s, which no expectation line names: only the subjects with a `%s: invariant=STATUS` line run", c.Subject, c.Subject)
 		}
 	}
-	if s.Plan.Subject == "" {
+	if s.Plan.Subject == "" && len(s.Expect) > 0 {
 		s.Plan.Subject = s.Expect[0].Subject
 	}
 	s.Plan = s.PlanFor(s.Plan.Subject)
@@ -676,7 +735,13 @@ var planFieldRE = regexp.MustCompile(`^(steps|objects)\[(\d+)\]`)
 // validatePlan checks the Plan as sim will (ops, fields each op uses,
 // values) and reports the first problem at the line of its step or object.
 func (p *parser) validatePlan() error {
-	err := p.s.Plan.Validate()
+	plan := p.s.Plan
+	if plan.Subject == "" {
+		// A user's file may leave the subject to the run: the
+		// controller under test (PlanFor).
+		plan.Subject = "the-controller-under-test"
+	}
+	err := plan.Validate()
 	if err == nil {
 		return nil
 	}

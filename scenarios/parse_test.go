@@ -134,14 +134,16 @@ func TestParseErrorsNameTheLineAndWhatToDo(t *testing.T) {
 		{"unbalanced braces", head + "object {apiVersion: v1, kind: ConfigMap\n" + tail, "x.txt:4: object: unbalanced braces"},
 		{"bad faults field", head + "faults {lateness: 3}\n", "x.txt:4: faults: json: unknown field \"lateness\""},
 		{"bad status", head + "at 1s user delete pods a\n----\nbellerophon: eventual-convergence=ok\n", "x.txt:6: expectation eventual-convergence=ok: the status must be pass, fail or unknown"},
-		{"no expectations", head + "at 1s user delete pods a\n", "x.txt:4: no expectations"},
 		{"no steps", head + tail, "x.txt:5: no steps"},
 		{"header after timeline", head + "at 1s user delete pods a\nseed 3\n" + tail, "x.txt:5: seed must come before the first `object` or `at` line"},
 		{"duplicate header", head + "seed 1\nseed 2\n", "x.txt:5: seed given twice (first on line 4)"},
 		{"bad kubelet", head + "kubelet ready=1s\n", "x.txt:4: kubelet \"ready=1s\": write `kubelet readyAfter=1s`"},
 		{"edge out of range", "scenario x\ntitle t\nedge 29\n", "x.txt:3: edge \"29\": give EDGE-CASES.md entry numbers 1..28"},
 		{"deadline before last step", head + "deadline 1s\nat 2s user delete pods a\n" + tail, "x.txt:4: deadline 1s is before the last step (at 2s)"},
-		{"field the op does not use", head + "at 1s user update-status bellerophons default/web {apiVersion: v1, kind: X, metadata: {name: web}}\n" + tail, "x.txt:4: steps[0].name: not used by op update-status"},
+		{"field the op does not use", head + "at 1s user patch-status bellerophons default/web target=x {status: {phase: x}}\n" + tail, "x.txt:4: steps[0].target: not used by op patch-status"},
+		{"competitor without a patch", head + "competitor configmaps delay=1s\nat 1s user delete pods a\n" + tail, "x.txt:4: competitor: give the merge patch"},
+		{"competitor with a bad delay", head + "competitor configmaps delay=soon {a: b}\nat 1s user delete pods a\n" + tail, "x.txt:4: competitor: delay=\"soon\""},
+		{"update-status without a status", head + "at 1s user update-status bellerophons default/web {spec: {}}\n" + tail, "x.txt:4: steps[0].object: object lacks status"},
 		{"unknown actor", head + "at 1s kubelet2 delete pods default/a\n" + tail, "x.txt:4: steps[0].actor: unknown actor \"kubelet2\""},
 		{"stray indented line", head + "  apiVersion: v1\n", "x.txt:4: unexpected indented line"},
 	}
@@ -283,5 +285,60 @@ func TestEveryBuiltInScenarioParsesAndCoversTheEdgeCaseSections(t *testing.T) {
 	}
 	if len(all) < 8 {
 		t.Errorf("%d built-in scenarios, want at least 8", len(all))
+	}
+}
+
+// A user's own file: no title, edge or expectations, no subject (the
+// controller under test runs it), a competitor, and status steps that name
+// their object and give only its status.
+func TestAUserScenarioFileNeedsNoTitleEdgeOrExpectations(t *testing.T) {
+	src := `scenario mine
+# Another writer labels every Foo; the user scales web and sets its status.
+competitor foos delay=500ms {metadata: {labels: {owner: other}}}
+object {apiVersion: example.com/v1, kind: Foo, metadata: {name: web, namespace: default}, spec: {replicas: 1}}
+at 1s user patch foos default/web {spec: {replicas: 3}}
+at 2s user update-status foos default/web {status: {phase: Ready}}
+at 3s competitor patch-status foos default/web {status: {phase: Degraded}}
+`
+	s, err := Parse("mine.txt", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Plan.Subject != "" || len(s.Expect) != 0 || s.Title != "" {
+		t.Errorf("subject %q, %d expectations, title %q: want none", s.Plan.Subject, len(s.Expect), s.Title)
+	}
+	c := s.Plan.Competitor
+	if c == nil || c.Resource != "foos" || c.Delay.D() != 500*time.Millisecond || string(c.Patch) != `{"metadata":{"labels":{"owner":"other"}}}` {
+		t.Errorf("competitor %+v", c)
+	}
+	st := s.Plan.Steps[1]
+	if st.Op != "update-status" || st.Name != "web" || string(st.Object) != `{"status":{"phase":"Ready"}}` {
+		t.Errorf("update-status step %+v", st)
+	}
+	if ps := s.Plan.Steps[2]; ps.Op != "patch-status" || string(ps.Patch) != `{"status":{"phase":"Degraded"}}` {
+		t.Errorf("patch-status step %+v", ps)
+	}
+	if p := s.PlanFor("my-controller"); p.Subject != "my-controller" || p.Validate() != nil {
+		t.Errorf("PlanFor: subject %q, validation %v", p.Subject, p.Validate())
+	}
+	if err := s.ValidateSubjects([]string{"bellerophon"}); err != nil {
+		t.Errorf("a file naming no subject is run with the one under test: %v", err)
+	}
+	// The built-in catalogue requires what a user's file may leave out.
+	err = CheckCatalogue(s)
+	for _, want := range []string{"mine.txt:1: no `title`", "no `edge`", "mine.txt:7: no expectations"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("CheckCatalogue: %v, want %q", err, want)
+		}
+	}
+	// FormatPlan writes the competitor and the status steps back in the
+	// file's syntax.
+	out := FormatPlan(s.PlanFor("my-controller"))
+	for _, want := range []string{`competitor foos delay=500ms {"metadata":{"labels":{"owner":"other"}}}`,
+		`at 2s user update-status foos default/web {"status":{"phase":"Ready"}}`,
+		`at 3s competitor patch-status foos default/web {"status":{"phase":"Degraded"}}`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("FormatPlan lacks %q:\n%s", want, out)
+		}
 	}
 }

@@ -39,6 +39,8 @@ type Scenario struct {
 
 	// subjectTargets are the steps written with target=subject.
 	subjectTargets []int
+	// lastLine is the file's last non-blank line.
+	lastLine int
 }
 
 // TargetSubject, as a step's target in a scenario file, stands for the

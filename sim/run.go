@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"k8s.io/klog/v2"
@@ -840,6 +841,9 @@ func (r *run) apiStep(s Step) error {
 			return err
 		}
 	}
+	if s.Op == "update-status" {
+		return r.updateStatus(c, s)
+	}
 	gvr, ns, u, err := r.target(s)
 	if err != nil {
 		return err
@@ -849,7 +853,7 @@ func (r *run) apiStep(s Step) error {
 	switch s.Op {
 	case "create":
 		_, err = c.Create(ctx, gvr, ns, u, metav1.CreateOptions{})
-	case "update", "update-status":
+	case "update":
 		if u.GetResourceVersion() == "" {
 			// No resourceVersion in the plan: replace the current object
 			// (a read-modify-write, as kubectl replace after a get).
@@ -863,12 +867,8 @@ func (r *run) apiStep(s Step) error {
 			}
 			u.SetResourceVersion(m.GetResourceVersion())
 		}
-		if s.Op == "update" {
-			_, err = c.Update(ctx, gvr, ns, u, metav1.UpdateOptions{})
-		} else {
-			_, err = c.UpdateStatus(ctx, gvr, ns, u, metav1.UpdateOptions{})
-		}
-	case "patch":
+		_, err = c.Update(ctx, gvr, ns, u, metav1.UpdateOptions{})
+	case "patch", "patch-status":
 		pt := types.MergePatchType
 		switch s.PatchType {
 		case "json":
@@ -876,9 +876,75 @@ func (r *run) apiStep(s Step) error {
 		case "strategic":
 			pt = types.StrategicMergePatchType
 		}
-		_, err = c.Patch(ctx, gvr, ns, s.Name, pt, s.Patch, metav1.PatchOptions{})
+		var sub []string
+		if s.Op == "patch-status" {
+			sub = []string{"status"}
+		}
+		_, err = c.Patch(ctx, gvr, ns, s.Name, pt, s.Patch, metav1.PatchOptions{}, sub...)
 	case "delete":
 		err = c.Delete(ctx, gvr, ns, s.Name, metav1.DeleteOptions{})
 	}
+	return err
+}
+
+// updateStatus plays an update-status step: it reads the object the step
+// names (by its name or its object's metadata.name), puts the step's status
+// in place of its status and writes it back through the status
+// subresource, at the resourceVersion the step's object gives or else at
+// the one read. Only the status changes: the object's metadata (its
+// ownerReferences, finalizers, labels) and spec stay as they are, whatever
+// the step's object holds besides its status.
+func (r *run) updateStatus(c *fakeapi.Client, s Step) error {
+	var in map[string]any
+	if err := json.Unmarshal(s.Object, &in); err != nil {
+		return fmt.Errorf("object: %w", err)
+	}
+	step := &unstructured.Unstructured{Object: in}
+	var gvr schema.GroupVersionResource
+	var err error
+	switch {
+	case s.Resource != "":
+		gvr, err = r.res.byResource(s.Resource)
+	default:
+		var ok bool
+		if gvr, ok = r.res.byKind[step.GroupVersionKind()]; !ok {
+			err = fmt.Errorf("no served resource has kind %s; name one with \"resource\"", step.GroupVersionKind())
+		}
+	}
+	if err != nil {
+		return err
+	}
+	name := s.Name
+	if name == "" {
+		name = step.GetName()
+	}
+	ns := s.Namespace
+	if ns == "" {
+		ns = step.GetNamespace()
+	}
+	if ns == "" && r.res.namespaced[gvr] {
+		ns = metav1.NamespaceDefault
+	}
+	ctx := ungated(r.ctx)
+	cur, err := c.Get(ctx, gvr, ns, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cur)
+	if err != nil {
+		return err
+	}
+	u := &unstructured.Unstructured{Object: obj}
+	if gvk := cur.GetObjectKind().GroupVersionKind(); !gvk.Empty() {
+		u.SetGroupVersionKind(gvk)
+	} else {
+		u.SetAPIVersion(gvr.GroupVersion().String())
+		u.SetKind(r.res.kinds[gvr])
+	}
+	u.Object["status"] = in["status"]
+	if rv := step.GetResourceVersion(); rv != "" {
+		u.SetResourceVersion(rv)
+	}
+	_, err = c.UpdateStatus(ctx, gvr, ns, u, metav1.UpdateOptions{})
 	return err
 }

@@ -29,7 +29,7 @@ var Actors = []string{"user", "competitor", "kubelet", "faults", "controller"}
 
 // The ops each actor may perform. wait-quiet is an op of every actor.
 var (
-	apiOps        = []string{"create", "update", "patch", "delete", "update-status", "wait-quiet"}
+	apiOps        = []string{"create", "update", "patch", "delete", "update-status", "patch-status", "wait-quiet"}
 	faultOps      = []string{"disconnect", "break", "expire", "compact", "stale-replica", "fail-next", "timeout-next-write", "hold", "release", "wait-quiet"}
 	controllerOps = []string{"crash", "restart", "wait-quiet"}
 	opsOf         = map[string][]string{
@@ -41,7 +41,8 @@ var (
 	stepFields = map[string][]string{
 		"create":             {"resource", "namespace", "object"},
 		"update":             {"resource", "namespace", "object"},
-		"update-status":      {"resource", "namespace", "object"},
+		"update-status":      {"resource", "namespace", "name", "object"},
+		"patch-status":       {"resource", "namespace", "name", "patch", "patchType"},
 		"patch":              {"resource", "namespace", "name", "patch", "patchType", "child"},
 		"delete":             {"resource", "namespace", "name", "child"},
 		"disconnect":         {"resource", "target"},
@@ -440,6 +441,48 @@ func checkObject(raw json.RawMessage, needName bool) string {
 	return ""
 }
 
+// checkStatusObject returns what is wrong with an update-status step (the
+// field and the message), "" if fine. The step sets only the status of the
+// object it names: its object needs a status; a name (the step's or the
+// object's metadata.name, not two different ones); and apiVersion and kind
+// only when no resource is named.
+func checkStatusObject(s *Step) (field, msg string) {
+	if len(s.Object) == 0 {
+		return "object", "missing: give the status to set, as {\"status\": {...}} (with apiVersion, kind and metadata.name unless resource and name are given)"
+	}
+	var head struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+		Status json.RawMessage `json:"status"`
+	}
+	if err := json.Unmarshal(s.Object, &head); err != nil {
+		return "object", "not a JSON object: " + err.Error()
+	}
+	var missing []string
+	if s.Resource == "" && head.APIVersion == "" {
+		missing = append(missing, "apiVersion (or the step's resource)")
+	}
+	if s.Resource == "" && head.Kind == "" {
+		missing = append(missing, "kind (or the step's resource)")
+	}
+	if s.Name == "" && head.Metadata.Name == "" {
+		missing = append(missing, "metadata.name (or the step's name)")
+	}
+	if len(head.Status) == 0 || string(head.Status) == "null" {
+		missing = append(missing, "status (update-status sets only the status)")
+	}
+	if len(missing) > 0 {
+		return "object", "object lacks " + strings.Join(missing, ", ")
+	}
+	if s.Name != "" && head.Metadata.Name != "" && s.Name != head.Metadata.Name {
+		return "name", fmt.Sprintf("%q, but the object's metadata.name is %q: give one name", s.Name, head.Metadata.Name)
+	}
+	return "", ""
+}
+
 // validateStep checks p.Steps[i].
 func (p *Plan) validateStep(i int) []*PlanError {
 	s := &p.Steps[i]
@@ -487,9 +530,28 @@ func (p *Plan) validateStep(i int) []*PlanError {
 		if msg := checkObject(s.Object, false); msg != "" {
 			bad("object", "%s", msg)
 		}
-	case "update", "update-status":
+	case "update":
 		if msg := checkObject(s.Object, true); msg != "" {
 			bad("object", "%s", msg)
+		}
+	case "update-status":
+		if field, msg := checkStatusObject(s); msg != "" {
+			bad(field, "%s", msg)
+		}
+	case "patch-status":
+		if s.Name == "" {
+			bad("name", "missing: name the object whose status to patch")
+		}
+		if s.Resource == "" {
+			bad("resource", "missing: name the resource (\"bellerophons\")")
+		}
+		if len(s.Patch) == 0 {
+			bad("patch", "missing: give the patch body as JSON ({\"status\": {...}})")
+		} else if !json.Valid(s.Patch) {
+			bad("patch", "not valid JSON")
+		}
+		if s.PatchType != "" && !slices.Contains(PatchTypes, s.PatchType) {
+			bad("patchType", "unknown patch type %q (known: %s)", s.PatchType, strings.Join(PatchTypes, ", "))
 		}
 	case "patch":
 		if s.Name == "" && s.Child == (ChildRef{}) {

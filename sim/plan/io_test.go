@@ -116,7 +116,7 @@ func TestPlanErrorsForBadValues(t *testing.T) {
 		{"missing subject", `{"version":1,"steps":[]}`, `subject: missing`},
 		{"bad access", `{"version":1,"subject":"x","access":"grpc"}`, `access: unknown access "grpc" (known: direct, http)`},
 		{"op of another actor", `{"version":1,"subject":"x","steps":[{"at":"1s","actor":"user","op":"crash"}]}`,
-			`steps[0].op: op "crash" is not an op of actor "user" (ops of user: create, update, patch, delete, update-status, wait-quiet)`},
+			`steps[0].op: op "crash" is not an op of actor "user" (ops of user: create, update, patch, delete, update-status, patch-status, wait-quiet)`},
 		{"field not used by op", `{"version":1,"subject":"x","steps":[{"at":"1s","actor":"faults","op":"break","code":500}]}`,
 			`steps[0].code: not used by op break (it uses: resource, target)`},
 		{"fail-next code", `{"version":1,"subject":"x","steps":[{"at":"1s","actor":"faults","op":"fail-next","code":418}]}`,

@@ -1,0 +1,27 @@
+package cachelabtest
+
+import (
+	"path/filepath"
+
+	"github.com/cachelab/cachelab/scenarios"
+	"github.com/cachelab/cachelab/sim"
+)
+
+// loadFile reads a plan file (JSON) or a scenario file (.txt) as the plan
+// of subject: a scenario's steps aimed at "subject" aim at it.
+func loadFile(path, subject string) (*sim.Plan, error) {
+	if filepath.Ext(path) == ".txt" {
+		s, err := scenarios.LoadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		p := s.PlanFor(subject)
+		return &p, nil
+	}
+	p, err := sim.LoadPlanFile(path)
+	if err != nil {
+		return nil, err
+	}
+	p.Subject = subject
+	return p, nil
+}
