@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/cachelab/cachelab/invariants"
+	"github.com/cachelab/cachelab/scenarios"
 	"github.com/cachelab/cachelab/sim"
 )
 
@@ -26,35 +27,22 @@ var referenceFlag = flag.Bool("cachelab.reference", true, "cachelabtest: run eac
 // and actors, and the timing that is not a fault (watch latency, request
 // cost), so that the reference sees what the user did as the faulted run
 // did. faulty is false when p has no fault: it is its own reference.
+//
+// The plan itself is scenarios.ReferencePlan's (the targeted generators
+// derive their plans from the same reference run).
 func ReferencePlan(p *sim.Plan) (ref *sim.Plan, faulty bool) {
-	ref = p.Clone()
-	ref.Steps = nil
 	for _, s := range p.Steps {
 		if (s.Actor == sim.ActorFaults || s.Actor == "controller") && s.Op != "wait-quiet" {
 			faulty = true
-			continue
 		}
-		ref.Steps = append(ref.Steps, s)
 	}
-	if ref.Steps == nil {
-		ref.Steps = []sim.Step{}
-	}
-	keep := sim.FaultPolicy{Latency: p.Faults.Latency, RequestLatency: p.Faults.RequestLatency}
-	// Until and ErrorCodes only shape the faults dropped here.
+	// Until and ErrorCodes only shape the random faults.
 	probe := p.Faults
 	probe.Latency, probe.RequestLatency, probe.Until, probe.ErrorCodes = sim.Distribution{}, sim.Distribution{}, 0, nil
-	if !isZeroPolicy(probe) {
+	if !isZeroPolicy(probe) || len(p.Schedule) > 0 || p.ShuffleSchedule != 0 {
 		faulty = true
 	}
-	ref.Faults = keep
-	ref.Schedule, ref.ShuffleSchedule = nil, 0
-	if len(p.Schedule) > 0 || p.ShuffleSchedule != 0 {
-		faulty = true
-	}
-	if p.Name != "" {
-		ref.Name = p.Name + "-reference"
-	}
-	return ref, faulty
+	return scenarios.ReferencePlan(p), faulty
 }
 
 // ReferencePlanOf returns the plan of the reference run of a faulted run
