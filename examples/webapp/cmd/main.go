@@ -27,7 +27,7 @@ func main() {
 		log.Error(err, "unable to start manager")
 		os.Exit(1)
 	}
-	r := &controller.WebAppReconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme()}
+	r := &controller.WebAppReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Scheme: mgr.GetScheme()}
 	if err := r.SetupWithManager(mgr); err != nil {
 		log.Error(err, "unable to create controller", "controller", "webapp")
 		os.Exit(1)

@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -103,6 +104,10 @@ var Bugs = []Bug{StaleDelete, ScaleOnObservedChange, RollOnConfigWrite}
 type WebAppReconciler struct {
 	// Client reads from the manager's cache and writes to the API server.
 	client.Client
+	// APIReader reads from the API server, not the cache: before it
+	// creates a child, the reconciler checks there that the WebApp it
+	// read from the cache is still alive (see errOwnerGone).
+	APIReader client.Reader
 	// Scheme knows the WebApp types (for ownerReferences).
 	Scheme *runtime.Scheme
 
@@ -132,8 +137,15 @@ func (r *WebAppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if !app.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.teardown(ctx, &app)
 	}
-	if controllerutil.AddFinalizer(&app, Finalizer) {
-		if err := r.Update(ctx, &app); err != nil {
+	if !controllerutil.ContainsFinalizer(&app, Finalizer) {
+		// A patch of the finalizers alone, not an Update of the whole
+		// object: the typed object drops fields that are empty
+		// (greeting: "" with omitempty), which the server would then
+		// default, undoing the user's change (found by the lab: a plan
+		// that emptied the greeting before the finalizer was added).
+		base := app.DeepCopy()
+		controllerutil.AddFinalizer(&app, Finalizer)
+		if err := r.Patch(ctx, &app, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -142,19 +154,31 @@ func (r *WebAppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	hash := ConfigHash(data)
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: ConfigMapName(&app)}}
 	cmOp, err := controllerutil.CreateOrUpdate(ctx, r.Client, cm, func() error {
+		if err := r.checkOwnerAlive(ctx, &app, cm); err != nil {
+			return err
+		}
 		cm.Data = data
 		metav1.SetMetaDataAnnotation(&cm.ObjectMeta, ConfigHashAnnotation, hash)
 		return controllerutil.SetControllerReference(&app, cm, r.Scheme)
 	})
+	if errors.Is(err, errOwnerGone) {
+		return ctrl.Result{RequeueAfter: time.Second}, nil // the cache will show what replaced it
+	}
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("configmap: %w", err)
 	}
 
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: app.Name}}
 	depOp, err := controllerutil.CreateOrUpdate(ctx, r.Client, dep, func() error {
+		if err := r.checkOwnerAlive(ctx, &app, dep); err != nil {
+			return err
+		}
 		r.mutateDeployment(&app, dep, hash, cmOp != controllerutil.OperationResultNone)
 		return controllerutil.SetControllerReference(&app, dep, r.Scheme)
 	})
+	if errors.Is(err, errOwnerGone) {
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("deployment: %w", err)
 	}
@@ -162,9 +186,15 @@ func (r *WebAppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: app.Name}}
 	svcOp, err := controllerutil.CreateOrUpdate(ctx, r.Client, svc, func() error {
+		if err := r.checkOwnerAlive(ctx, &app, svc); err != nil {
+			return err
+		}
 		mutateService(&app, svc)
 		return controllerutil.SetControllerReference(&app, svc, r.Scheme)
 	})
+	if errors.Is(err, errOwnerGone) {
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("service: %w", err)
 	}
@@ -218,6 +248,36 @@ func (r *WebAppReconciler) mutateDeployment(app *webappv1alpha1.WebApp, dep *app
 	c.Image = Image + ":" + app.Spec.Version
 	c.Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: app.Spec.Port, Protocol: corev1.ProtocolTCP}}
 	c.EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: ConfigMapName(app)}}}}
+}
+
+// errOwnerGone says that a child was not created because the WebApp the
+// reconcile read from the cache is gone from the API server (deleted, or
+// replaced by a successor of the same name).
+var errOwnerGone = errors.New("webapp: the WebApp read from the cache is gone")
+
+// checkOwnerAlive returns errOwnerGone when child is about to be created
+// (it has no resourceVersion: CreateOrUpdate found none in the cache) for
+// an app that the API server no longer holds under that UID. A cache that
+// lags behind a delete, or a delete and recreate, still shows the old
+// WebApp; a child created for it has a dead owner, which the garbage
+// collector deletes at once, and the next reconcile, from the same lagging
+// cache, would create it again, in a loop, until the cache caught up. One
+// read from the API server per create breaks the loop.
+func (r *WebAppReconciler) checkOwnerAlive(ctx context.Context, app *webappv1alpha1.WebApp, child client.Object) error {
+	if child.GetResourceVersion() != "" {
+		return nil
+	}
+	var live webappv1alpha1.WebApp
+	err := r.liveReader().Get(ctx, client.ObjectKeyFromObject(app), &live)
+	switch {
+	case apierrors.IsNotFound(err):
+		return errOwnerGone
+	case err != nil:
+		return err
+	case live.UID != app.UID || !live.DeletionTimestamp.IsZero():
+		return errOwnerGone
+	}
+	return nil
 }
 
 // sawScale reports, for ScaleOnObservedChange, whether this process has
@@ -304,7 +364,10 @@ func (r *WebAppReconciler) teardown(ctx context.Context, app *webappv1alpha1.Web
 			}
 			continue
 		}
-		if err := r.Get(ctx, client.ObjectKeyFromObject(child), child); err != nil {
+		// Who owns the child is read from the API server: the cache may
+		// be behind (its copy older than the reconciler's own last write
+		// to the child), and the view of app itself may be stale.
+		if err := r.liveReader().Get(ctx, client.ObjectKeyFromObject(child), child); err != nil {
 			if apierrors.IsNotFound(err) {
 				continue
 			}
@@ -318,8 +381,18 @@ func (r *WebAppReconciler) teardown(ctx context.Context, app *webappv1alpha1.Web
 			return err
 		}
 	}
+	base := app.DeepCopy()
 	controllerutil.RemoveFinalizer(app, Finalizer)
-	return client.IgnoreNotFound(r.Update(ctx, app))
+	return client.IgnoreNotFound(r.Patch(ctx, app, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})))
+}
+
+// liveReader reads from the API server (APIReader), or from the cache
+// when there is no APIReader.
+func (r *WebAppReconciler) liveReader() client.Reader {
+	if r.APIReader == nil {
+		return r.Client
+	}
+	return r.APIReader
 }
 
 // SetupWithManager registers the reconciler: WebApps, and the

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,7 +53,8 @@ func newReconciler(t *testing.T, bug Bug, funcs *interceptor.Funcs, objs ...clie
 	if funcs != nil {
 		b = b.WithInterceptorFuncs(*funcs)
 	}
-	return &WebAppReconciler{Client: b.Build(), Scheme: s, Bug: bug}
+	c := b.Build()
+	return &WebAppReconciler{Client: c, APIReader: c, Scheme: s, Bug: bug}
 }
 
 func reconcile(t *testing.T, r *WebAppReconciler, name string) error {
@@ -199,7 +201,7 @@ func TestAScaleTheRestartedProcessNeverSawChange(t *testing.T) {
 			}
 			// The process crashes; the user scales to 3; a new process starts.
 			changeSpec(t, r.Client, func(a *webappv1alpha1.WebApp) { a.Spec.Replicas = ptrTo[int32](3) })
-			restarted := &WebAppReconciler{Client: r.Client, Scheme: r.Scheme, Bug: tc.bug}
+			restarted := &WebAppReconciler{Client: r.Client, APIReader: r.APIReader, Scheme: r.Scheme, Bug: tc.bug}
 			if err := reconcile(t, restarted, "a"); err != nil {
 				t.Fatal(err)
 			}
@@ -271,5 +273,69 @@ func TestTeardownDeletesOwnChildrenThenReleasesTheWebApp(t *testing.T) {
 	}
 	if err := r.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "a-config"}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
 		t.Errorf("configmap a-config: %v, want NotFound", err)
+	}
+}
+
+// A cache that still shows a WebApp the API server has replaced: the
+// reconciler creates no child for the dead owner (the garbage collector
+// would delete it at once, and the lagging cache would have it created
+// again), and comes back later.
+func TestNoChildIsCreatedForAWebAppGoneFromTheAPIServer(t *testing.T) {
+	r := newReconciler(t, NoBug, nil, newApp("a", "uid-old", 1, "hello"))
+	successor := newApp("a", "uid-new", 1, "hello")
+	r.APIReader = fake.NewClientBuilder().WithScheme(r.Scheme).WithObjects(successor).Build()
+	res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "a"}})
+	if err != nil || res.RequeueAfter == 0 {
+		t.Fatalf("reconcile: %+v, %v; want a requeue and no error", res, err)
+	}
+	for _, child := range []client.Object{&corev1.ConfigMap{}, &appsv1.Deployment{}, &corev1.Service{}} {
+		var list client.ObjectList = &corev1.ConfigMapList{}
+		switch child.(type) {
+		case *appsv1.Deployment:
+			list = &appsv1.DeploymentList{}
+		case *corev1.Service:
+			list = &corev1.ServiceList{}
+		}
+		if err := r.List(context.Background(), list); err != nil {
+			t.Fatal(err)
+		}
+		if n := meta.LenList(list); n != 0 {
+			t.Errorf("%T: %d created for a WebApp the API server no longer holds", list, n)
+		}
+	}
+}
+
+// The user emptied the greeting (greeting: "", which the CRD would
+// default to "hello" if the field were left out): adding the finalizer
+// must not send the object back without it.
+func TestAddingTheFinalizerKeepsAnEmptyGreeting(t *testing.T) {
+	app := newApp("a", "uid-a", 1, "")
+	var sent []string
+	funcs := &interceptor.Funcs{
+		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			if _, ok := obj.(*webappv1alpha1.WebApp); ok {
+				sent = append(sent, "update")
+			}
+			return c.Update(ctx, obj, opts...)
+		},
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			if _, ok := obj.(*webappv1alpha1.WebApp); ok {
+				data, _ := patch.Data(obj)
+				sent = append(sent, string(data))
+			}
+			return c.Patch(ctx, obj, patch, opts...)
+		},
+	}
+	r := newReconciler(t, NoBug, funcs, app)
+	if err := reconcile(t, r, "a"); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sent {
+		if !strings.Contains(s, Finalizer) || strings.Contains(s, "spec") {
+			t.Errorf("the reconciler sent %q for the WebApp: want a patch of its finalizers only (a whole typed object drops greeting: \"\")", s)
+		}
+	}
+	if len(sent) == 0 {
+		t.Error("the reconciler sent nothing to add its finalizer")
 	}
 }
