@@ -104,12 +104,14 @@ func TestExploreTable(t *testing.T) {
 // explorePlans is where the plans the exploration tests use are kept.
 var explorePlans = filepath.Join("..", "sim", "testdata", "explore")
 
-// schedulePlan is a plan under which bellerophon/no-read-your-writes passes
-// with the canonical schedule but fails read-your-writes under others
-// (random-2, found by make explore-table).
+// schedulePlan is a plan under which bellerophon/no-expectations passes
+// with the canonical schedule but fails no-duplicate-children under 2 of
+// the 59 schedules within one deviation (random-26, found by make
+// explore-table; no-read-your-writes-random-2 failed only by 409s, a
+// measurement since issue 27).
 func schedulePlan(t *testing.T) *sim.Plan {
 	t.Helper()
-	p, err := sim.LoadPlanFile(filepath.Join(explorePlans, "no-read-your-writes-random-2.json"))
+	p, err := sim.LoadPlanFile(filepath.Join(explorePlans, "no-expectations-random-26.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +120,7 @@ func schedulePlan(t *testing.T) *sim.Plan {
 
 // TestExploreFindsABugTheCanonicalScheduleHides: exploring one deviation
 // of the plan (with the partial-order reduction) finds schedules failing
-// read-your-writes, which the canonical schedule passes; each failing
+// no-duplicate-children, which the canonical schedule passes; each failing
 // schedule's saved plan carries its schedule.
 func TestExploreFindsABugTheCanonicalScheduleHides(t *testing.T) {
 	if testing.Short() {
@@ -130,8 +132,8 @@ func TestExploreFindsABugTheCanonicalScheduleHides(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Log(res.Summary())
-	if m := res.Outcomes["read-your-writes"]; m[invariants.Pass] == 0 {
-		t.Fatalf("no schedule passed read-your-writes: the canonical one should: %v", m)
+	if m := res.Outcomes["no-duplicate-children"]; m[invariants.Pass] == 0 {
+		t.Fatalf("no schedule passed no-duplicate-children: the canonical one should: %v", m)
 	}
 	if len(res.Failing) == 0 {
 		t.Fatal("exploration found no failing schedule of a plan known to hide one")
