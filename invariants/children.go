@@ -104,7 +104,7 @@ func noDuplicateChildren(tr *sim.Trace, opts Options) Verdict {
 		}
 	}
 	if judged == 0 {
-		return unknownBecause(name, "no child create under a known spec.replicas", fmt.Sprintf("the subject created no %s with a controller owner whose spec.replicas (or spec.parallelism) is known: nothing to count", replicaRes))
+		return notApplicable(name, "no child create under a known spec.replicas", fmt.Sprintf("the subject created no %s with a controller owner whose spec.replicas (or spec.parallelism) is known: nothing to count", replicaRes))
 	}
 	return pass(name, fmt.Sprintf("%d child create(s) by the subject: none took an owner above its spec.replicas", judged))
 }

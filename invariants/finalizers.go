@@ -121,7 +121,11 @@ func finalizers(tr *sim.Trace, opts Options) Verdict {
 	}
 	final, hasFinal := finalRecord(tr)
 	if (len(ours) == 0 || !hasFinal) && ownedCreates == 0 {
-		return unknownBecause(name, "no finalizer added and no owned object created", "the subject added no finalizer (or the trace has no final server state) and created no owned object: nothing to check")
+		v := unknownBecause(name, "no finalizer added and no owned object created", "the subject added no finalizer (or the trace has no final server state) and created no owned object: nothing to check")
+		// Nothing to judge when the subject added no finalizer; a missing
+		// final state is a record the trace lacks.
+		v.NotApplicable = len(ours) == 0
+		return v
 	}
 	if hasFinal {
 		for _, o := range final.Objects {

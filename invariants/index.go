@@ -341,6 +341,14 @@ func unknown(name, reason string) Verdict {
 	return Verdict{Invariant: name, Status: Unknown, Reason: reason}
 }
 
+// notApplicable is unknownBecause for an invariant the subject gave
+// nothing to judge (Verdict.NotApplicable).
+func notApplicable(name, short, reason string) Verdict {
+	v := unknownBecause(name, short, reason)
+	v.NotApplicable = true
+	return v
+}
+
 // unknownBecause is unknown with short, a few words on what the trace
 // lacked, for run lines (see UnknownSummary).
 func unknownBecause(name, short, reason string) Verdict {

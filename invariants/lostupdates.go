@@ -148,7 +148,7 @@ func noLostUpdates(tr *sim.Trace, _ Options) Verdict {
 		}
 	}
 	if checked == 0 {
-		return unknownBecause(name, "no update or patch by the subject", "the subject made no update or patch: no write could have lost another's")
+		return notApplicable(name, "no update or patch by the subject", "the subject made no update or patch: no write could have lost another's")
 	}
 	return pass(name, fmt.Sprintf("%d update(s) or patch(es) by the subject: none reverted a change it had not observed", checked))
 }

@@ -231,7 +231,7 @@ func readYourWrites(tr *sim.Trace, _ Options) Verdict {
 		}
 	}
 	if judged == 0 {
-		return unknownBecause(name, "no write by the subject", "the subject made no write: no decision of its own could rest on a stale view of its own write")
+		return notApplicable(name, "no write by the subject", "the subject made no write: no decision of its own could rest on a stale view of its own write")
 	}
 	return pass(name, fmt.Sprintf("%d write(s) by the subject: none was decided from a view older than its own earlier write (retried 409s are measured apart, see retried-conflicts)", judged))
 }

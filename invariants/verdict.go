@@ -48,6 +48,12 @@ type Verdict struct {
 	// cost measurement, its figure ("3 retried 409s, resolved within
 	// 20ms"). See UnknownSummary and Costs.
 	Short string `json:"short,omitempty"`
+	// NotApplicable, on an Unknown, says the invariant had nothing to
+	// judge because the subject never did what it is about (it wrote
+	// nothing, created no child, added no finalizer), not because the
+	// trace lacked a record: reports show it as "n/a", apart from the
+	// Unknowns that a missing record caused.
+	NotApplicable bool `json:"notApplicable,omitempty"`
 }
 
 // Mark returns the position a report marks as v's first failure: At when

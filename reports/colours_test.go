@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/cachelab/cachelab/invariants"
 )
 
 // cssColour returns the colour a stylesheet gives selector (its first
@@ -86,5 +88,37 @@ func TestAnAcceptedFailureShowsItsReason(t *testing.T) {
 	}
 	if n := strings.Count(html, `<span class="badge expected"`); n != 1 {
 		t.Errorf("%d expected badges, want 1", n)
+	}
+}
+
+// An invariant the subject gave nothing to judge (Verdict.NotApplicable)
+// is drawn "n/a" in grey, apart from the yellow Unknown of a missing
+// record, in the report and in the index.
+func TestANotApplicableInvariantIsNotAYellowUnknown(t *testing.T) {
+	run := fixtureFailing()
+	run.Verdicts = append(run.Verdicts,
+		invariants.Verdict{Invariant: "no-lost-updates", Status: invariants.Unknown, NotApplicable: true, Reason: "the subject made no update or patch"},
+		invariants.Verdict{Invariant: "no-lost-deletes", Status: invariants.Unknown, Reason: "the trace has no final server state"})
+	html := string(renderHTML(t, run))
+	for _, want := range []string{
+		`<li class="verdict v-na"`,
+		`<span class="badge na" title="not applicable: the subject did nothing this invariant is about">n/a</span>`,
+		`<li class="verdict v-unknown"`,
+		`<span class="badge unknown">unknown</span>`,
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	css := asset("base.css")
+	if u, na := cssColour(t, css, ".badge.unknown"), cssColour(t, css, ".badge.na"); u == na {
+		t.Errorf("n/a and unknown share the colour %s", u)
+	}
+	var b bytes.Buffer
+	if err := Index(&b, []IndexEntry{NewIndexEntry(run, "r.html")}); err != nil {
+		t.Fatal(err)
+	}
+	if idx := b.String(); !strings.Contains(idx, `<td data-v="n/a" title="the subject made no update or patch"><span class="dot na"></span>n/a</td>`) {
+		t.Errorf("the index does not draw the not-applicable cell as n/a")
 	}
 }

@@ -265,8 +265,9 @@ type reportPage struct {
 
 type verdictView struct {
 	invariants.Verdict
-	// Label is pass, fail or unknown; sound or unsound for a measurement.
-	Label string
+	// Label is pass, fail, unknown or n/a; sound or unsound for a
+	// measurement. Class is its CSS class.
+	Label, Class string
 	// FirstMeasure marks the first measurement in the list (a heading
 	// goes before it).
 	FirstMeasure bool
@@ -315,7 +316,8 @@ func HTML(w io.Writer, run Run) error {
 		page.PlanJSON = string(b)
 	}
 	for i, v := range run.Verdicts {
-		vv := verdictView{Verdict: v, Label: v.Label(), Index: i, Shown: v.Positions}
+		vv := verdictView{Verdict: v, Label: displayLabel(v), Index: i, Shown: v.Positions}
+		vv.Class = labelClass(vv.Label)
 		if reason, ok := run.Accepted[v.Invariant]; ok && v.Failed() {
 			vv.Accepted = reason
 		}

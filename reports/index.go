@@ -37,10 +37,10 @@ type indexColumn struct {
 
 type indexCell struct {
 	Status invariants.Status // "" when the run did not check the invariant
-	// Label is the cell's text and class: pass, fail, unknown; sound,
-	// unsound for a measurement.
-	Label  string
-	Reason string
+	// Label is the cell's text: pass, fail, unknown, n/a; sound,
+	// unsound for a measurement. Class is its CSS class.
+	Label, Class string
+	Reason       string
 }
 
 // subjectSummary counts a subject's runs by overall status.
@@ -126,7 +126,8 @@ func IndexTitled(w io.Writer, title string, entries []IndexEntry) error {
 		for _, v := range e.Verdicts {
 			c := &row.Cells[col[v.Invariant]]
 			if c.Status == "" || v.Status == invariants.Fail {
-				c.Status, c.Label, c.Reason = v.Status, v.Label(), v.Reason
+				c.Status, c.Label, c.Reason = v.Status, displayLabel(v), v.Reason
+				c.Class = labelClass(c.Label)
 			}
 		}
 		page.Rows = append(page.Rows, row)

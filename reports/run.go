@@ -34,6 +34,24 @@ type Run struct {
 	Accepted map[string]string
 }
 
+// displayLabel is how a report draws v: its Label, but "n/a" for an
+// Unknown the subject gave nothing to judge (Verdict.NotApplicable),
+// drawn grey apart from the yellow Unknown a missing record causes.
+func displayLabel(v invariants.Verdict) string {
+	if v.Status == invariants.Unknown && v.NotApplicable && !v.Measurement && !invariants.IsMeasurement(v.Invariant) {
+		return "n/a"
+	}
+	return v.Label()
+}
+
+// labelClass is the CSS class of a display label ("n/a" -> "na").
+func labelClass(label string) string {
+	if label == "n/a" {
+		return "na"
+	}
+	return label
+}
+
 // recordCount is the run's number of trace records.
 func (r Run) recordCount() int {
 	if r.Records > 0 || r.Trace == nil {

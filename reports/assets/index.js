@@ -1,7 +1,7 @@
 // cachelab index: sortable tables and a filter. No dependencies.
 (function () {
   'use strict';
-  var RANK = { fail: 0, unsound: 1, unknown: 2, sound: 3, pass: 3, '': 4 };
+  var RANK = { fail: 0, unsound: 1, unknown: 2, sound: 3, pass: 3, 'n/a': 3, '': 4 };
   function key(td, type) {
     if (!td) return '';
     if (type === 'status') return RANK[td.getAttribute('data-v') || ''];
