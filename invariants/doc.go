@@ -71,10 +71,16 @@
 //   - RecRequest with Verb "get" and Code 200 by the subject: a fresh read
 //     (no-lost-updates counts it as having observed every earlier write).
 //     RecRequest with Code 409 and Reason "Conflict" or "AlreadyExists" on
-//     a subject's write: read-your-writes looks at whose write it hit.
+//     a subject's write: retried-conflicts measures it and the time to the
+//     retry that resolved it (never a failure). Code 504 on a subject's
+//     write: the write's outcome was unknown to it (read-your-writes does
+//     not expect it to wait for that write's resourceVersion).
 //   - RecReconcile Op "start": a reconcile began (no-duplicate-children
 //     allows any version of the owner the subject's handlers had been given
-//     by then).
+//     by then); "start" and "end" by key tell read-your-writes and
+//     no-stale-harm which reconcile a write belongs to (the one of the
+//     written object's namespace/name or its owner's) and what it read
+//     (the handler calls and deliveries before it).
 //
 // # Judging the subject, judging a signal
 //
