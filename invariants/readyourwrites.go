@@ -34,7 +34,8 @@ Checked on every successful write (create, update, patch, delete; Events aside) 
 	`(resourceVersion, generation, managedFields, finalizers), such as its spec, ` +
 	`labels or annotations; (3) a create or delete of a child decided from a view ` +
 	`that missed the subject's own create or delete of a sibling of the same owner and ` +
-	`resource (a duplicate, or one deletion too many). A stale view of one's own ` +
+	`resource (a duplicate, or one deletion too many), the own create still on the ` +
+	`server (recreating what someone else deleted is repair). A stale view of one's own ` +
 	`status write, and a write refused with 409 Conflict or AlreadyExists (optimistic ` +
 	`concurrency working: see the retried-conflicts measurement), pass. A request does ` +
 	`not name its reconcile: with several workers the reconcile of the written object ` +
@@ -208,7 +209,11 @@ func readYourWrites(tr *sim.Trace, _ Options) Verdict {
 				reached := func(uid string, res string, rv int64) bool {
 					return seen[uid] >= rv || listed[res] >= rv || watched[res] >= rv
 				}
-				if v, ok := staleDecision(r, before, after, open[r.Actor], own, owner, keyOf, byName, reached, lastRead, proc); ok {
+				live := func(uid string) bool {
+					o, ok := srv.live[keyOf[uid]]
+					return ok && o.UID == uid
+				}
+				if v, ok := staleDecision(r, before, after, open[r.Actor], own, owner, keyOf, byName, reached, live, lastRead, proc); ok {
 					return staleVerdict(tr, name, r, v)
 				}
 			}
@@ -240,7 +245,7 @@ func readYourWrites(tr *sim.Trace, _ Options) Verdict {
 // contract). before and after are d's object before and after it.
 func staleDecision(d sim.Record, before, after map[string]string, open []openReconcile, own map[string]*ownWrite,
 	owner map[string]string, keyOf map[string]key, byName map[string]map[string]bool,
-	reached func(uid, resource string, rv int64) bool, lastRead map[string]sim.Record, proc incarnations) (staleView, bool) {
+	reached func(uid, resource string, rv int64) bool, live func(uid string) bool, lastRead map[string]sim.Record, proc incarnations) (staleView, bool) {
 	rec, ok := reconcileOf(d, open, owner, keyOf)
 	if !ok {
 		return staleView{}, false
@@ -293,7 +298,10 @@ func staleDecision(d sim.Record, before, after map[string]string, open []openRec
 			}
 		default:
 			sibling := d.Owner != "" && d.Owner == owner[uid] && normResource(d.Resource) == normResource(w.rec.Resource)
-			if sibling && (d.Verb == "create" || dRemoves) && (w.rec.Verb == "create" || w.removed) {
+			// A view without an own create that someone else has removed
+			// since is not behind the server: recreating it is repair.
+			created := w.rec.Verb == "create" && live(uid)
+			if sibling && (d.Verb == "create" || dRemoves) && (created || w.removed) {
 				v.fields, v.why = []string{"(the set of children)"}, "decided how many children there are from a view without its own "+w.rec.Verb
 				return v, true
 			}

@@ -357,3 +357,33 @@ func TestASiblingCreateAfterAGeneratedNameCreateTimedOutPassesReadYourWrites(t *
 		wantStatus(t, invariants.ReadYourWrites(h.b.Trace("quiet")), want)
 	}
 }
+
+// secretsync's failfile: the controller created its child, the user
+// deleted it while the controller's watch was held, and the controller
+// recreated it under the same name. Its view lacked its own create, but
+// the server no longer had it either: repair, not a stale decision. The
+// same recreate while the first is still there is the duplicate.
+func TestRecreatingAChildSomeoneElseDeletedPassesReadYourWrites(t *testing.T) {
+	for _, deleted := range []bool{true, false} {
+		b := tracebuild.New(ctrl)
+		h := &ownWriteRun{b: b}
+		h.parent = b.Create("user", tracebuild.Obj{Resource: "bellerophons", Namespace: "ns", Name: "p"})
+		b.Handle(ctrl, "bellerophons", "ADDED", h.parent)
+		h.reconcile("ns/p", func() {
+			b.Create(ctrl, tracebuild.Obj{Resource: "secrets", Namespace: "ns", Name: "a", Owner: h.parent.UID})
+		})
+		name := "a-2"
+		if deleted {
+			b.Delete("user", "secrets", "ns", "a")
+			name = "a"
+		}
+		h.reconcile("ns/p", func() {
+			b.Create(ctrl, tracebuild.Obj{Resource: "secrets", Namespace: "ns", Name: name, Owner: h.parent.UID})
+		})
+		want := invariants.Pass
+		if !deleted {
+			want = invariants.Fail
+		}
+		wantStatus(t, invariants.ReadYourWrites(b.Trace("quiet")), want)
+	}
+}

@@ -1,0 +1,66 @@
+package kueue_test
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	nodev1 "k8s.io/api/node/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	configapi "sigs.k8s.io/kueue/apis/config/v1beta2"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	qcache "sigs.k8s.io/kueue/pkg/cache/queue"
+	schdcache "sigs.k8s.io/kueue/pkg/cache/scheduler"
+	"sigs.k8s.io/kueue/pkg/controller/core"
+	"sigs.k8s.io/kueue/pkg/controller/core/indexer"
+	"sigs.k8s.io/kueue/pkg/scheduler"
+	preemptexpectations "sigs.k8s.io/kueue/pkg/scheduler/preemption/expectations"
+
+	"github.com/cachelab/cachelab/cachelabtest"
+)
+
+// TestKueue puts Kueue's core controllers (ResourceFlavor, ClusterQueue,
+// LocalQueue, Workload...) and its scheduler under random plans over
+// those kinds, wired as Kueue's main.go wires them (no webhooks, no job
+// integration, no TAS, no MultiKueue).
+func TestKueue(t *testing.T) {
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = kueue.AddToScheme(scheme)
+	cachelabtest.Test(t, cachelabtest.Controller{
+		Name:   "kueue",
+		Scheme: scheme,
+		CRDs:   cachelabtest.CRDs(filepath.Join(moduleDir(t, "sigs.k8s.io/kueue"), "config/components/crd/bases")),
+		Setup: func(mgr ctrl.Manager) error {
+			cfg, expect := &configapi.Configuration{}, preemptexpectations.New()
+			configapi.SetDefaults_Configuration(cfg)
+			cache, requeuer := schdcache.New(mgr.GetClient()), qcache.NewRequeuer()
+			queues := qcache.NewManager(mgr.GetClient(), cache, requeuer, qcache.WithPreemptionExpectations(expect))
+			_, err := core.SetupControllers(mgr, queues, cache, cfg, nil, expect, nil)
+			_, rcErr := mgr.GetCache().GetInformer(context.Background(), &nodev1.RuntimeClass{}) // synced before handlers run: see docs/real-operators.md
+			return errors.Join(err, rcErr, indexer.Setup(context.Background(), mgr.GetFieldIndexer()), mgr.Add(requeuer),
+				mgr.Add(scheduler.New(queues, cache, mgr.GetClient(), mgr.GetEventRecorderFor("kueue-admission"), scheduler.WithPreemptionExpectations(expect))),
+				mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+					go cache.CleanUpOnContext(ctx)
+					queues.CleanUpOnContext(ctx)
+					return nil
+				})))
+		},
+	}, cachelabtest.Random(cachelabtest.Primary("workloads", "localqueues", "clusterqueues", "resourceflavors"), cachelabtest.Examples("testdata/queues.yaml")))
+}
+
+// moduleDir is where the go command keeps module mod (its CRDs), as
+// `go list -m` finds it.
+func moduleDir(t *testing.T, mod string) string {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", mod).Output()
+	if err != nil {
+		t.Fatalf("go list -m %s: %v", mod, err)
+	}
+	return strings.TrimSpace(string(out))
+}
