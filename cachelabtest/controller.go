@@ -144,6 +144,9 @@ type Env struct {
 	Sim sim.Env
 
 	rec *recording
+	// kinds maps the Kinds of the controller's CRDs to their resources'
+	// trace names (Record).
+	kinds map[string]string
 }
 
 // WorkqueueMetrics is the metrics provider to give the controller's
@@ -192,7 +195,7 @@ func (s *subject) Start(ctx context.Context, senv sim.Env) error {
 		return errors.New("cachelabtest: Controller has both Start and Setup: give one")
 	case s.c.Start != nil:
 		env := &Env{Name: senv.Name, Kube: senv.Kube, Dynamic: senv.Dynamic, RESTConfig: senv.RESTConfig,
-			Params: senv.Params, Sim: senv, rec: s.rec}
+			Params: senv.Params, Sim: senv, rec: s.rec, kinds: crdKinds(s.c.CRDs)}
 		f, err := newRecordedFactory(senv, s.rec)
 		if err != nil {
 			return err
