@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: kubectl help deps run test test-count3 examples test-short lint vet fmt-check bench fuzz tidy codegen verify-codegen mutation-score reproduction determinism explore-table hassynced campaign-memory property property-all load-test real-apiserver real-apiserver-start real-apiserver-stop fidelity-record operator-e2e openapi-record upstream
+.PHONY: kubectl help deps run test test-count3 examples test-short lint vet fmt-check bench fuzz tidy codegen verify-codegen mutation-score reproduction determinism explore-table hassynced campaign-memory property property-all load-test real-apiserver real-apiserver-start real-apiserver-stop fidelity-record operator-e2e openapi-record upstream operators
 
 help: ## list targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -111,3 +111,6 @@ real-apiserver-stop: ## stop the real server started by real-apiserver-start
 
 fidelity-record: ## slow: re-record fidelity/testdata/transcripts from a real kube-apiserver (needs /tmp/realserver.env or KUBECONFIG)
 	CACHELAB_FIDELITY_RECORD=1 $(GO) test ./fidelity -run TestRecordTranscriptsFromRealServer -v -count=1 -timeout 30m
+
+operators: ## two real operators (KubeRay's RayCluster reconciler, Kueue's core controllers and scheduler; nested module operators/) under PLANS random plans each (default 100) drawn from their CRD schemas, from SEED if given; see docs/real-operators.md
+	cd operators && $(GO) test -count=1 -timeout 30m ./... -rapid.checks=$${PLANS:-100} -rapid.shrinktime=30s $${SEED:+-rapid.seed=$$SEED}
