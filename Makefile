@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: kubectl help deps run test test-count3 examples test-short lint vet fmt-check bench fuzz tidy codegen verify-codegen mutation-score reproduction determinism explore-table hassynced campaign-memory property property-all load-test real-apiserver real-apiserver-start real-apiserver-stop fidelity-record operator-e2e openapi-record upstream operators
+.PHONY: image image-test kubectl help deps run test test-count3 examples test-short lint vet fmt-check bench fuzz tidy codegen verify-codegen mutation-score reproduction determinism explore-table hassynced campaign-memory property property-all load-test real-apiserver real-apiserver-start real-apiserver-stop fidelity-record operator-e2e openapi-record upstream operators
 
 help: ## list targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -114,3 +114,9 @@ fidelity-record: ## slow: re-record fidelity/testdata/transcripts from a real ku
 
 operators: ## two real operators (KubeRay's RayCluster reconciler, Kueue's core controllers and scheduler; nested module operators/) under PLANS random plans each (default 100) drawn from their CRD schemas, from SEED if given; see docs/real-operators.md
 	cd operators && $(GO) test -count=1 -timeout 30m ./... -rapid.checks=$${PLANS:-100} -rapid.shrinktime=30s $${SEED:+-rapid.seed=$$SEED}
+
+image: ## cachelab's container image without a container daemon (go-containerregistry, nested module deploy/image): out/cachelab-image.tar, tagged cachelab:dev, for docker load, podman load or crane push
+	cd deploy/image && $(GO) run ./cmd/build-image -root ../.. -o ../../out/cachelab-image.tar
+
+image-test: ## builds the image, unpacks it, runs deploy/campaign-job.yaml's shards (3, as Indexed Job processes) and merge-job.yaml from its filesystem
+	cd deploy/image && $(GO) test -count=1 -timeout 20m ./...
