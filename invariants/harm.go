@@ -102,7 +102,7 @@ func noStaleHarm(tr *sim.Trace, _ Options) Verdict {
 		}
 	}
 	if writes == 0 {
-		return unknownBecause(name, "no write by the subject", "the subject made no write: no harm to judge")
+		return notApplicable(name, "no write by the subject", "the subject made no write: no harm to judge")
 	}
 	return pass(name, fmt.Sprintf("%d write(s) by the subject, %d of them a delete, update or patch of an object with a live owner: none was decided from a view of a predecessor of the owner or of an owner older than the subject had seen", writes, judged))
 }
