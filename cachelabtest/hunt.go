@@ -109,6 +109,13 @@ func (r *HuntReport) First() *HuntRow {
 func (r *HuntReport) WriteTable(w io.Writer) {
 	fmt.Fprintf(w, "targeted campaign on %s: %d plans generated, %d run, %d failed, %d pruned; %s CPU\n",
 		r.Subject, r.Generated, len(r.Rows), len(r.Failures()), len(r.Pruned), r.CPU.Round(time.Millisecond))
+	for _, ref := range r.References {
+		if v, failed, err := judgeHunt(ref); v != "pass" {
+			// The workload alone, without a fault, shows a failure: every
+			// targeted plan of it inherits it.
+			fmt.Fprintf(w, "reference %s: %s %s%s (no fault: the workload alone fails)\n", ref.Job.Plan.Name, v, strings.Join(failed, ","), err)
+		}
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tclass\tverdict\tperturbation\tshrunk plan\treplay")
 	for _, row := range r.Rows {

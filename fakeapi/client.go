@@ -30,6 +30,19 @@ import (
 type Client struct {
 	s    *Server
 	name string
+	// life, when set (BoundTo), ends the client: once it is done, every
+	// request fails with its error, whatever context the caller passed.
+	life context.Context
+}
+
+// BoundTo returns a copy of c whose requests fail with ctx's error once ctx
+// ends, whatever context each request carries: the client of a process
+// that a crash ended sends nothing more, even from a goroutine that was
+// not watching its context (a status write with context.TODO()).
+func (c *Client) BoundTo(ctx context.Context) *Client {
+	b := *c
+	b.life = ctx
+	return &b
 }
 
 // Name returns the name the client was created with.
@@ -90,9 +103,16 @@ func (c *Client) begin(ctx context.Context, req *RequestInfo) (RequestFault, err
 	if ctx != nil && ctx.Err() != nil {
 		return RequestFault{}, ctx.Err()
 	}
+	if c.life != nil && c.life.Err() != nil {
+		return RequestFault{}, c.life.Err()
+	}
 	f, err := c.s.before(ctx, *req)
 	if err != nil {
 		return f, err
+	}
+	if c.life != nil && c.life.Err() != nil {
+		// The process ended while the request waited for its turn.
+		return RequestFault{}, c.life.Err()
 	}
 	c.s.mu.Lock()
 	if f.Err != nil {

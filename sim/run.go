@@ -430,6 +430,7 @@ func (r *run) startSubject() error {
 			r.sched.sleep(ctx, name, what, d)
 		},
 	}
+	ctx, cancel := context.WithCancel(r.ctx)
 	var lw func(gvr schema.GroupVersionResource, ns string) fakeapi.ListerWatcher
 	switch r.plan.Access {
 	case "http":
@@ -438,7 +439,9 @@ func (r *run) startSubject() error {
 			return fmt.Errorf("sim: subject %s: http clients: %w", name, err)
 		}
 	default:
-		client := r.srv.Client(name)
+		// Bound to the process: once a crash ends it, nothing it sends
+		// reaches the server.
+		client := r.srv.Client(name).BoundTo(ctx)
 		env.Kube, env.Dynamic = client.Clientset(), client.Dynamic()
 		lw = func(gvr schema.GroupVersionResource, ns string) fakeapi.ListerWatcher {
 			return client.ListerWatcher(gvr, ns)
@@ -451,7 +454,6 @@ func (r *run) startSubject() error {
 			return newBreakingLW(lw(gvr, ns), r, name, gvr)
 		}
 	}
-	ctx, cancel := context.WithCancel(r.ctx)
 	ctx = klog.NewContext(ctx, newTraceLogger(r.rec, name))
 	// Start runs on a goroutine of its own while the run loop gives the
 	// requests it makes their turns: a Start that waits for its caches
