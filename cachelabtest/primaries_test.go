@@ -102,6 +102,8 @@ func mergePatch(obj, p map[string]any) {
 func TestPrimaryPlansDrawFoosTheSchemaAccepts(t *testing.T) {
 	for _, examples := range []bool{false, true} {
 		ps, s := fooSchemaPlans(t, examples)
+		// Judge the generator itself: no fallback to the example.
+		ps.schema.kinds[0].Validate = nil
 		gen := ps.planGen("foo-controller")
 		seen := map[string]bool{}
 		objects, changes := 0, 0
@@ -312,5 +314,44 @@ func TestChildStepsPickWhatTheControllerOwns(t *testing.T) {
 	bad.Steps = []sim.Step{{At: s(1), Actor: "user", Op: "delete", Name: "x", Child: owner("a", -1)}}
 	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "either name or child") {
 		t.Errorf("Validate of a step with name and child: %v", err)
+	}
+}
+
+// TestPrimaryPlansDrawBellerophonsTheSchemaAccepts draws 200 plans over
+// the lab's own Bellerophon CRD (nested objects, conditions lists, CEL-free)
+// with no example, and checks every created object with its schema.
+func TestPrimaryPlansDrawBellerophonsTheSchemaAccepts(t *testing.T) {
+	crds := CRDs("../subjects/bellerophon/config/crd.yaml")
+	ps := Random(Primary("bellerophons"))
+	if err := checkSetup(Controller{CRDs: crds}, []Plans{ps}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := store.CompileSchema(crds.kinds[0].versions[0].OpenAPIV3Schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Judge the generator itself: no fallback to a minimal object.
+	ps.schema.kinds[0].Validate = nil
+	gen := ps.planGen("x")
+	created := 0
+	for seed := range 200 {
+		p := gen.Example(seed)
+		objs := p.Objects
+		for _, st := range p.Steps {
+			if st.Op == "create" {
+				objs = append(objs, st.Object)
+			}
+		}
+		for _, raw := range objs {
+			var obj map[string]any
+			_ = json.Unmarshal(raw, &obj)
+			if err := validFoo(s, obj); err != nil {
+				t.Fatalf("seed %d: %v\n%s", seed, err, raw)
+			}
+			created++
+		}
+	}
+	if created < 100 {
+		t.Errorf("%d objects in 200 plans", created)
 	}
 }

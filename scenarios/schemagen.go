@@ -75,7 +75,7 @@ func SchemaPlanGen(subject string, o SchemaGenOptions) *rapid.Generator[sim.Plan
 		for _, k := range o.Kinds {
 			g.faultResources = append(g.faultResources, k.Resource)
 		}
-		sg := &schemaGen{planGen: g, kinds: o.Kinds}
+		sg := &schemaGen{planGen: g, kinds: o.Kinds, leaves: map[int][]leaf{}}
 		p := sim.Plan{
 			Version:  sim.PlanVersion,
 			Name:     "rapid",
@@ -129,6 +129,8 @@ var schemaActions = []struct {
 type schemaGen struct {
 	*planGen
 	kinds []Kind
+	// leaves caches kindLeaves per kind.
+	leaves map[int][]leaf
 }
 
 // episode draws one episode: a fault around an action, as steps.
@@ -245,7 +247,7 @@ func (g *schemaGen) object(ki int, name string) map[string]any {
 			mergeInto(obj, g.change(ki))
 		}
 	} else {
-		v := drawSchema(g.t, k.Schema, "", 0, false)
+		v := drawSchema(g.t, k.Schema, "", 0)
 		obj, _ = v.(map[string]any)
 		if obj == nil {
 			obj = map[string]any{}
@@ -292,8 +294,11 @@ func (g *schemaGen) identify(obj map[string]any, k Kind, name string) {
 // it has no spec), with a value drawn from the leaf's schema, or varied
 // from its example value.
 func (g *schemaGen) change(ki int) map[string]any {
-	k := g.kinds[ki]
-	leaves := kindLeaves(k)
+	leaves, ok := g.leaves[ki]
+	if !ok {
+		leaves = kindLeaves(g.kinds[ki])
+		g.leaves[ki] = leaves
+	}
 	if len(leaves) == 0 {
 		return map[string]any{"metadata": map[string]any{"annotations": map[string]any{"cachelab.dev/change": fmt.Sprint(rapid.IntRange(0, 9).Draw(g.t, "annotation"))}}}
 	}
@@ -301,7 +306,7 @@ func (g *schemaGen) change(ki int) map[string]any {
 	label := strings.Join(l.path, ".")
 	var v any
 	if l.schema != nil {
-		v = drawSchema(g.t, l.schema, label, len(l.path), true)
+		v = drawSchema(g.t, l.schema, label, len(l.path))
 	} else {
 		v = varyLike(g.t, l.example, label)
 	}
@@ -417,10 +422,10 @@ func exampleLeaves(path []string, v any) []leaf {
 }
 
 // drawSchema draws a value of schema s; label names the draw (the field's
-// path). Optional fields are drawn present or absent ("has <path>"),
-// unless all is true (a change sets the whole leaf). It stays small:
-// lists of at most 3 items, maps of at most 2 keys, depth at most 8.
-func drawSchema(t *rapid.T, s map[string]any, label string, depth int, all bool) any {
+// path). Optional fields are drawn present or absent ("has <path>") down
+// to the fourth level, only required ones below. It stays small: lists of
+// at most 3 items, maps of at most 2 keys.
+func drawSchema(t *rapid.T, s map[string]any, label string, depth int) any {
 	if s == nil {
 		return map[string]any{}
 	}
@@ -441,19 +446,22 @@ func drawSchema(t *rapid.T, s map[string]any, label string, depth int, all bool)
 		for _, name := range sortedKeys(props) {
 			ps, _ := props[name].(map[string]any)
 			path := joinPath(label, name)
-			if depth > 8 && !required[name] {
+			// Below the fourth level only required fields: objects
+			// drawn from a large schema (an embedded PodSpec) stay
+			// small, as Acto's do.
+			if depth >= 4 && !required[name] {
 				continue
 			}
 			// An object always has its spec (at the root, label "").
 			if !required[name] && !(label == "" && name == "spec") && !rapid.Bool().Draw(t, "has "+path) {
 				continue
 			}
-			out[name] = drawSchema(t, ps, path, depth+1, false)
+			out[name] = drawSchema(t, ps, path, depth+1)
 		}
 		if ap, ok := s["additionalProperties"].(map[string]any); ok && len(props) == 0 {
 			n := rapid.IntRange(0, 2).Draw(t, label+" keys")
 			for i := range n {
-				out[fmt.Sprintf("k%d", i)] = drawSchema(t, ap, joinPath(label, fmt.Sprintf("k%d", i)), depth+1, false)
+				out[fmt.Sprintf("k%d", i)] = drawSchema(t, ap, joinPath(label, fmt.Sprintf("k%d", i)), depth+1)
 			}
 		}
 		return out
@@ -470,7 +478,7 @@ func drawSchema(t *rapid.T, s map[string]any, label string, depth int, all bool)
 		n := rapid.IntRange(lo, hi).Draw(t, label+" len")
 		out := make([]any, 0, n)
 		for i := range n {
-			out = append(out, drawSchema(t, items, fmt.Sprintf("%s[%d]", label, i), depth+1, false))
+			out = append(out, drawSchema(t, items, fmt.Sprintf("%s[%d]", label, i), depth+1))
 		}
 		return dedupList(s, out, lo)
 	case "integer":
@@ -532,10 +540,20 @@ func drawString(t *rapid.T, s map[string]any, label string) string {
 		return fmt.Sprintf("2000-01-01T00:00:%02dZ", rapid.IntRange(0, 59).Draw(t, label))
 	}
 	if p, _ := s["pattern"].(string); p != "" {
-		if _, err := regexp.Compile(p); err == nil {
-			return rapid.StringMatching(p).Filter(func(v string) bool {
-				return len(v) >= minLen && len(v) <= maxLen
-			}).Draw(t, label)
+		if re, err := regexp.Compile(p); err == nil {
+			v := rapid.StringMatching(p).Draw(t, label)
+			if len(v) >= minLen && len(v) <= maxLen {
+				return v
+			}
+			// Too long or short for the lengths: the first of a few
+			// plain candidates that fits both (no rapid filter, which
+			// fails the test when it gives up).
+			for _, c := range []string{"a", "a0", "a-0", "x", "0", "abc", "default", "v1"} {
+				if re.MatchString(c) && len(c) >= minLen && len(c) <= maxLen {
+					return c
+				}
+			}
+			return v
 		}
 	}
 	word := "v"
