@@ -436,6 +436,7 @@ func (r *run) startSubject() error {
 	case "http":
 		var err error
 		if env, lw, err = r.httpEnv(env); err != nil {
+			cancel()
 			return fmt.Errorf("sim: subject %s: http clients: %w", name, err)
 		}
 	default:
