@@ -278,6 +278,10 @@ func eventualConvergence(tr *sim.Trace, opts Options) Verdict {
 					recKey(w), w.Pos))
 			}
 			why := last.Detail
+			if final.Detail != "" {
+				// The reason at the end of the run, not at the flip.
+				why = final.Detail
+			}
 			if why == "" {
 				why = "no reason given"
 			}

@@ -86,3 +86,22 @@ func TestAUserChangingAFieldByPlanStepsIsNotAFight(t *testing.T) {
 		t.Fatalf("plan steps are not a fight: %s", v.Reason)
 	}
 }
+
+// eventual-convergence quotes the reason of the end of the run (RecFinal's
+// Detail, recorded by the sim), not the one of the first false state.
+func TestEventualConvergenceQuotesTheLastStatesReason(t *testing.T) {
+	h := newHealthyRun()
+	b := h.b
+	b.Desired(ctrl, false, "wants 4 pods and has no ReplicaSet")
+	b.At(10 * sec)
+	b.CacheOfServer(ctrl, "bellerophons", "bellerophons")
+	b.CacheOfServer(ctrl, "pods", "pods")
+	final := b.Final()
+	tr := b.Trace("deadline")
+	tr.Records[final.Pos].Detail = "wants 1 pod and has 2 ReplicaSets of its template"
+	v := invariants.EventualConvergence(tr)
+	wantStatus(t, v, invariants.Fail)
+	if !strings.Contains(v.Reason, "wants 1 pod and has 2") {
+		t.Fatalf("reason should be the last state's: %s", v.Reason)
+	}
+}

@@ -152,11 +152,20 @@ func activity(rec Record) bool {
 	return true
 }
 
-// record appends a run-side record at the current virtual time.
+// record appends a run-side record at the current virtual time. A
+// RecFinal of a Converger subject whose desired state does not hold at the
+// end carries the Converger's reason of that moment in its Detail (the
+// RecDesired records hold the reason of each flip, which may be long
+// stale by then).
 func (r *recorder) record(rec Record) {
 	at := r.now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if rec.Kind == RecFinal && r.conv != nil && rec.Detail == "" {
+		if ok, why := r.conv.Desired(r.objs[:len(r.objs):len(r.objs)]); !ok {
+			rec.Detail = why
+		}
+	}
 	r.addLocked(rec, at)
 }
 

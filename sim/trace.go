@@ -99,7 +99,7 @@ const (
 	RecCrash   RecordKind = "crash"   // Actor (the subject), Detail
 	RecRestart RecordKind = "restart" // Actor
 	RecDesired RecordKind = "desired" // Actor, Value (desired == actual after this server write), Detail
-	RecFinal   RecordKind = "final"   // Objects: the server's state at the end of the run
+	RecFinal   RecordKind = "final"   // Objects: the server's state at the end of the run; Detail: why desired != actual then (Converger subjects)
 )
 
 // Record is one thing that happened during a run, at a virtual time. Fields
