@@ -6,20 +6,27 @@
 // invariants, and on failure the HTML report and the one command that
 // replays the plan.
 //
-//	func TestCopier(t *testing.T) {
+//	func TestWidgets(t *testing.T) {
 //		cachelabtest.Test(t, cachelabtest.Controller{
+//			CRDs: cachelabtest.CRDs("config/crd/bases"),
 //			Start: func(ctx context.Context, env *cachelabtest.Env) error {
-//				c, err := copier.New(env.Kube, env.Informers, cachelabtest.RecordQueue(env, copier.NewQueue()))
-//				if err != nil {
+//				c := controller.NewController(env.Kube, widgets(env.RESTConfig), env.Informers)
+//				if err := env.Record(c); err != nil {
 //					return err
 //				}
 //				env.Informers.Start(ctx.Done())
 //				go c.Run(ctx, 2)
 //				return nil
 //			},
-//			Desired: func(s *cachelabtest.State) error { ... cachelabtest.List[corev1.ConfigMap](s, "") ... },
-//		}, cachelabtest.Random(cachelabtest.Children("secrets", "%s")))
+//		}, cachelabtest.Random(cachelabtest.Primary("widgets"), cachelabtest.Examples("config/samples")))
 //	}
+//
+// CRDs reads the controller's CustomResourceDefinitions as envtest does;
+// Random(Primary(...)) draws plans over its own kind from the CRD's schema
+// (create, change, scale, delete, recreate, and delete or compete for the
+// children it makes, whatever their kinds), in faults; Env.Record records
+// a controller's private workqueue and informers without wrappers, and
+// Env.Client gives a helper actor clients of its own name.
 //
 // A Controller is a client-go controller (Start, from an Env whose
 // informer factories record themselves) or controller-runtime reconcilers
