@@ -37,9 +37,11 @@ const contractStable = `Anvil (OSDI'24), eventually stable reconciliation: "the 
 Checked, after the later of the last disturbance and the moment desired == actual ` +
 	`last became true (RecDesired), on the subject's writes (Event objects excepted): ` +
 	`none is a no-op (the object's content, server-managed fields and condition ` +
-	`timestamps aside, is what it was), none flaps (sets an object back to a content it ` +
-	`already had since then), and the run ended quiet rather than cut short while the ` +
-	`subject was still writing. A finite settling write (a condition turning False once ` +
+	`timestamps aside, is what it was; a removal, such as the patch that strips the last ` +
+	`finalizer, is never one), none flaps (sets an object back to a content it already ` +
+	`had since then, with no handler call of the subject, other than of that object, in ` +
+	`between: a status that follows what the informer delivered is not a flap), and ` +
+	`the run ended quiet rather than cut short while the subject was still writing. A finite settling write (a condition turning False once ` +
 	`all is Ready) is allowed. And, over the whole run, no fight: a run cut short by ` +
 	`its deadline or a livelock fails when the subject and another actor (not the ` +
 	`garbage collector) each set one field of one object back to their own value at ` +
@@ -396,12 +398,34 @@ func stableReconciliation(tr *sim.Trace, opts Options) Verdict {
 		from = dist.Pos
 	}
 	// The content of every object as of from, then the subject's writes.
-	seenContent := map[string]map[string]bool{} // uid -> contents since from
+	seenContent := map[string]map[string]int{} // uid -> contents since from -> where each was set
 	current := map[string]string{}
 	for _, r := range tr.Records[:from+1] {
 		if isWrite(r) && r.UID != "" {
 			current[r.UID] = content(r.Object)
 		}
+	}
+	rm := removalsOf(tr)
+	// heard: the subject's handler calls after from, by position: a write
+	// that follows what they delivered is not a flap.
+	type heardCall struct {
+		pos int
+		uid string
+	}
+	var heard []heardCall
+	for _, r := range tr.Records[from+1:] {
+		if r.Kind == sim.RecHandler && subj[r.Actor] && !isSync(r) {
+			heard = append(heard, heardCall{r.Pos, r.UID})
+		}
+	}
+	heardBetween := func(p, q int, uid string) bool {
+		i := sort.Search(len(heard), func(i int) bool { return heard[i].pos > p })
+		for ; i < len(heard) && heard[i].pos < q; i++ {
+			if heard[i].uid != uid {
+				return true
+			}
+		}
+		return false
 	}
 	var writes []int
 	for _, r := range tr.Records[from+1:] {
@@ -415,19 +439,27 @@ func stableReconciliation(tr *sim.Trace, opts Options) Verdict {
 			continue
 		}
 		writes = append(writes, r.Pos)
+		if r.Verb == "delete" || rm.removes(r) {
+			// A removal (a delete, or the patch that strips the last
+			// finalizer, recorded with the object's last state) changes
+			// everything: it is neither a no-op nor a flap.
+			delete(seenContent, r.UID)
+			continue
+		}
 		if seenContent[r.UID] == nil {
-			seenContent[r.UID] = map[string]bool{}
+			seenContent[r.UID] = map[string]int{}
 			if had {
-				seenContent[r.UID][prev] = true
+				seenContent[r.UID][prev] = from
 			}
 		}
+		at, flapped := seenContent[r.UID][c]
 		switch {
-		case had && c == prev && r.Verb != "delete":
+		case had && c == prev:
 			return fail(name, fmt.Sprintf("after it had converged (position %d) the subject made a write that changed nothing: a %q of %s", from, r.Verb, recKey(r)), r.Pos, last.Pos)
-		case seenContent[r.UID][c] && r.Verb != "delete":
-			return fail(name, fmt.Sprintf("after it had converged (position %d) the subject flapped: its %q of %s set it back to a content it already had since then", from, r.Verb, recKey(r)), r.Pos, last.Pos)
+		case flapped && !heardBetween(at, r.Pos, r.UID):
+			return fail(name, fmt.Sprintf("after it had converged (position %d) the subject flapped: its %q of %s set it back to a content it already had since then (at position %d), though nothing reached its handlers in between", from, r.Verb, recKey(r), at), r.Pos, last.Pos)
 		}
-		seenContent[r.UID][c] = true
+		seenContent[r.UID][c] = r.Pos
 	}
 	if len(writes) > 0 && tr.Outcome != "quiet" {
 		return fail(name, fmt.Sprintf("after it had converged (position %d) the subject kept writing (%d write(s)) until the run was cut short (%s): it never settled", from, len(writes), tr.Outcome),

@@ -105,3 +105,74 @@ func TestEventualConvergenceQuotesTheLastStatesReason(t *testing.T) {
 		t.Fatalf("reason should be the last state's: %s", v.Reason)
 	}
 }
+
+// convergedWithStatus: a converged run, then ctrl writes p's status
+// terminating=0 (the content at convergence) and the run settles.
+func convergedWithStatus() (*healthyRun, tracebuild.Obj) {
+	h := newHealthyRun()
+	p := h.parent
+	p.Status = map[string]any{"terminating": 0}
+	p = h.b.Update(ctrl, "update/status", p)
+	h.b.Desired(ctrl, true, "")
+	return h, p
+}
+
+// H6's job-156 shape: the controller deletes two Pods, writes status
+// terminating=2 from its cache (still showing them), its informer then
+// delivers the Pods' removal, and it writes terminating=0 again. Each
+// write reports what the informer had delivered: not a flap.
+func TestAStatusThatFollowsDeliveredEventsIsNotAFlap(t *testing.T) {
+	for _, heard := range []bool{true, false} {
+		h, p := convergedWithStatus()
+		h.b.At(5 * sec)
+		pod0 := h.b.Delete(ctrl, "pods", "ns", "p-0")
+		p.Status = map[string]any{"terminating": 2}
+		h.b.Update(ctrl, "update/status", p)
+		if heard {
+			h.b.Handle(ctrl, "pods", "DELETED", pod0)
+		}
+		p.Status = map[string]any{"terminating": 0}
+		h.b.Update(ctrl, "update/status", p)
+		back := h.b.Last()
+		h.b.At(9 * sec)
+		h.b.Final()
+		v := invariants.StableReconciliation(h.b.Trace("quiet"))
+		if heard {
+			wantStatus(t, v, invariants.Pass)
+			continue
+		}
+		// The same writes with nothing heard in between: same inputs,
+		// different outputs, a flap.
+		wantStatus(t, v, invariants.Fail)
+		wantPositions(t, v, back)
+	}
+}
+
+// H6's job-4 shape: after convergence the controller strips the last
+// finalizer of a terminating Pod: the store records the Pod's last state
+// (finalizer still listed) and the watch says DELETED. A removal is not a
+// write that changed nothing; the same record with no removal is.
+func TestAPatchThatStripsTheLastFinalizerIsNotANoOp(t *testing.T) {
+	for _, removed := range []bool{true, false} {
+		h, _ := convergedWithStatus()
+		pod := h.pod0
+		pod.Finalizers = []string{"batch.kubernetes.io/job-tracking"}
+		pod = h.b.Update("user", "update", pod)
+		h.b.Desired(ctrl, true, "")
+		h.b.At(5 * sec)
+		if removed {
+			last := h.b.RemoveByUpdate(ctrl, pod)
+			h.b.Sent(ctrl, "ctrl/pods#1", "DELETED", last)
+		} else {
+			h.b.Update(ctrl, "patch", pod)
+		}
+		h.b.At(9 * sec)
+		h.b.Final()
+		v := invariants.StableReconciliation(h.b.Trace("quiet"))
+		if removed {
+			wantStatus(t, v, invariants.Pass)
+		} else {
+			wantStatus(t, v, invariants.Fail)
+		}
+	}
+}
