@@ -127,8 +127,23 @@ func Children(resource, nameFormat string) RandomOption {
 }
 
 // Scenarios runs the named scenarios of the lab's catalogue (`cachelab
-// list`) with the controller as subject.
-func Scenarios(names ...string) Plans { return Plans{scenarios: names} }
+// list`; none named: all of them) with the controller as subject, each
+// re-aimed at the controller's primary kind: a scenario's objects of a
+// kind the controller does not serve (the catalogue's Bellerophons) become
+// objects of the primary kind, and its steps and faults on them act on
+// it. The primary kind is the one Primary names (Scenarios().With(
+// Primary("foos"), Examples("config/samples"))), else the controller's
+// only CRD, else ConfigMaps. A scenario that cannot be re-aimed (it
+// changes a Bellerophon's spec or status in a way the primary kind has no
+// equivalent for, or needs two foreign kinds) is skipped, as a skipped
+// subtest saying why; a summary line says how many ran, re-aimed or not,
+// and how many were skipped.
+func Scenarios(names ...string) Plans {
+	if len(names) == 0 {
+		names = scenarios.Names()
+	}
+	return Plans{scenarios: names}
+}
 
 // Files runs plan files (JSON, as `cachelab run` saves them) and
 // scenario files (.txt, the catalogue's syntax: see package scenarios),
@@ -255,15 +270,7 @@ func run(t *testing.T, top string, c Controller, sink *[]*Failure, plans []Plans
 			continue
 		}
 		var jobs []Job
-		for _, n := range ps.scenarios {
-			s, err := scenarios.Get(n)
-			if err != nil {
-				t.Errorf("cachelabtest: %v", err)
-				continue
-			}
-			p := s.PlanFor(name)
-			jobs = append(jobs, NewJob(&p, nil))
-		}
+		jobs = append(jobs, scenarioJobs(t, c, ps)...)
 		for _, f := range ps.files {
 			p, err := loadFile(f, name)
 			if err != nil {
