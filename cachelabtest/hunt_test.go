@@ -1,0 +1,162 @@
+package cachelabtest_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/cachelab/cachelab/cachelabtest"
+	"github.com/cachelab/cachelab/scenarios"
+	"github.com/cachelab/cachelab/sim"
+)
+
+// configMapWorkload is a user story on ConfigMap "a": created, changed
+// twice, deleted, recreated.
+func configMapWorkload() *sim.Plan {
+	at := func(d time.Duration) sim.Duration { return sim.Duration(d) }
+	cm := func(v string) json.RawMessage {
+		return json.RawMessage(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"default"},"data":{"v":"` + v + `"}}`)
+	}
+	patch := func(v string) json.RawMessage { return json.RawMessage(`{"data":{"v":"` + v + `"}}`) }
+	return &sim.Plan{Version: sim.PlanVersion, Name: "configmap-story", Seed: 3,
+		Faults: sim.FaultPolicy{Latency: sim.Distribution{Kind: "fixed", Max: at(20 * time.Millisecond)}},
+		Steps: []sim.Step{
+			{At: at(time.Second), Actor: "user", Op: "create", Object: cm("1")},
+			{At: at(2 * time.Second), Actor: "user", Op: "patch", Resource: "configmaps", Namespace: "default", Name: "a", Patch: patch("2")},
+			{At: at(3 * time.Second), Actor: "user", Op: "patch", Resource: "configmaps", Namespace: "default", Name: "a", Patch: patch("3")},
+			{At: at(4 * time.Second), Actor: "user", Op: "delete", Resource: "configmaps", Namespace: "default", Name: "a"},
+			{At: at(5 * time.Second), Actor: "user", Op: "create", Object: cm("4")},
+		}}
+}
+
+// A correct client-go controller passes every targeted plan of a workload:
+// the campaign runs, reports its plans and prunes the stale-state restarts
+// its WatchList informers cannot be shown.
+func TestHuntPassesACorrectControllerOnEveryTargetedPlan(t *testing.T) {
+	rep := cachelabtest.Hunt(t, clientGo("", false), cachelabtest.HuntOptions{}, false, configMapWorkload())
+	if len(rep.Rows) == 0 {
+		t.Fatalf("no targeted plan generated (pruned: %+v)", rep.Pruned)
+	}
+	classes := map[string]int{}
+	for _, r := range rep.Rows {
+		classes[r.Class]++
+		if r.Verdict != "pass" {
+			t.Errorf("%s: %s %v %s", r.Perturbation, r.Verdict, r.Failed, r.Err)
+		}
+	}
+	if classes[scenarios.ClassUnobserved] == 0 {
+		t.Errorf("plans per class %v: want unobserved-state plans (the workload changes a twice)", classes)
+	}
+	var b strings.Builder
+	rep.WriteTable(&b)
+	if !strings.Contains(b.String(), "WatchList") {
+		t.Errorf("the table does not say why stale-state restarts were pruned:\n%s", b.String())
+	}
+}
+
+// halfDone is a client-go controller with a planted intermediate-state
+// bug: for each ConfigMap it creates "<name>-copy" then "<name>-marker",
+// but only when the copy is missing, so a crash between the two writes
+// leaves the marker missing for good.
+func halfDone() cachelabtest.Controller {
+	derived := func(name string) bool { return strings.HasSuffix(name, "-copy") || strings.HasSuffix(name, "-marker") }
+	return cachelabtest.Controller{
+		Start: func(ctx context.Context, env *cachelabtest.Env) error {
+			q := cachelabtest.RecordQueue(env, workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()))
+			inf := env.Informers.Core().V1().ConfigMaps()
+			enqueue := func(obj any) {
+				if k, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
+					q.Add(k)
+				}
+			}
+			if _, err := inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, o any) { enqueue(o) }}); err != nil {
+				return err
+			}
+			env.Informers.Start(ctx.Done())
+			lister := inf.Lister()
+			go func() { <-ctx.Done(); q.ShutDown() }()
+			go func() {
+				if !cache.WaitFor(ctx, "", inf.Informer().HasSyncedChecker()) {
+					return
+				}
+				for {
+					key, shutdown := q.Get()
+					if shutdown {
+						return
+					}
+					ns, name, _ := cache.SplitMetaNamespaceKey(key)
+					err := func() error {
+						if derived(name) {
+							return nil
+						}
+						if _, err := lister.ConfigMaps(ns).Get(name); err != nil {
+							return nil
+						}
+						if _, err := lister.ConfigMaps(ns).Get(name + "-copy"); err == nil {
+							return nil // planted: the marker is assumed made with the copy
+						}
+						for _, suffix := range []string{"-copy", "-marker"} {
+							cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + suffix}}
+							if _, err := env.Kube.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+								return err
+							}
+						}
+						return nil
+					}()
+					if err != nil {
+						q.AddRateLimited(key)
+					} else {
+						q.Forget(key)
+					}
+					q.Done(key)
+				}
+			}()
+			return nil
+		},
+		Desired: func(s *cachelabtest.State) error {
+			for _, cm := range cachelabtest.List[corev1.ConfigMap](s, "") {
+				if derived(cm.Name) {
+					continue
+				}
+				for _, suffix := range []string{"-copy", "-marker"} {
+					if _, ok := cachelabtest.Get[corev1.ConfigMap](s, cm.Namespace, cm.Name+suffix); !ok {
+						return fmt.Errorf("%s/%s has no %s", cm.Namespace, cm.Name, suffix)
+					}
+				}
+			}
+			return nil
+		},
+	}
+}
+
+// The planted intermediate-state bug is found by the intermediate-state
+// plans (a crash between the copy and the marker), and by no other class.
+func TestHuntFindsAPlantedIntermediateStateBug(t *testing.T) {
+	w := configMapWorkload()
+	w.Steps = w.Steps[:1] // create a, nothing else
+	rep := cachelabtest.Hunt(t, halfDone(), cachelabtest.HuntOptions{}, true, w)
+	failed := map[string]int{}
+	for _, r := range rep.Rows {
+		if r.Verdict != "pass" {
+			failed[r.Class]++
+			if !slices.Contains(r.Failed, "eventual-convergence") {
+				t.Errorf("%s: failed %v, want eventual-convergence (the marker is never made)", r.Perturbation, r.Failed)
+			}
+		}
+	}
+	if failed[scenarios.ClassIntermediate] == 0 || len(failed) != 1 {
+		var b strings.Builder
+		rep.WriteTable(&b)
+		t.Errorf("failures per class %v, want intermediate-state only:\n%s", failed, b.String())
+	}
+}
