@@ -67,7 +67,7 @@ func noStaleHarm(tr *sim.Trace, _ Options) Verdict {
 			if !subj[r.Actor] || r.Name == "" {
 				break
 			}
-			view[[2]string{r.Actor, nsName(recKey(r))}] = r
+			view[[2]string{r.Actor, recKey(r).String()}] = r
 		case sim.RecWrite:
 			if !isWrite(r) || r.UID == "" {
 				break
@@ -120,8 +120,8 @@ func staleHarm(w sim.Record, o string, ok key, open []openReconcile, view map[[2
 	if !inReconcile {
 		return Verdict{}, false
 	}
-	read, seen := view[[2]string{w.Actor, k}]
-	if !seen || normResource(read.Resource) != ok.Resource {
+	read, seen := view[[2]string{w.Actor, ok.String()}]
+	if !seen {
 		return Verdict{}, false
 	}
 	what := ""

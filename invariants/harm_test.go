@@ -121,3 +121,17 @@ func TestOverwritingAChildFromAnOwnerOlderThanTheSubjectHadSeenFailsNoStaleHarm(
 		t.Errorf("reason should name the field that went back: %s", v.Reason)
 	}
 }
+
+// H4a's WebApp (stale-delete, 12:20): the children share the owner's name
+// (services/a, deployments/a): the view of the owner's key is the owner's
+// resource's, not the latest handler call of any object named a.
+func TestAStaleOwnerViewCountsWhenChildrenShareItsName(t *testing.T) {
+	b, old, _, _ := predecessorRun()
+	svc, _ := b.Get("configmaps", "ns", "p-child")
+	b.HandleInitial(ctrl, "bellerophons", old)
+	same := b.Create(ctrl, tracebuild.Obj{Resource: "services", Namespace: "ns", Name: "p", Owner: svc.Owner})
+	b.Handle(ctrl, "services", "ADDED", same)
+	b.Add(sim.Record{Kind: sim.RecReconcile, Actor: ctrl, Op: "start", Key: "ns/p"})
+	b.Delete(ctrl, "services", "ns", "p")
+	wantStatus(t, invariants.NoStaleHarm(b.Trace("quiet")), invariants.Fail)
+}
