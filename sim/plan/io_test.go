@@ -107,7 +107,7 @@ func TestPlanErrorsForBadValues(t *testing.T) {
 			`line 1: sead: unknown field "sead" (known: access, competitor, deadline, faults, kubelet, livelockAfter, maxRecords, name, objects, quiet, schedule, seed, shuffleSchedule, steps, subject, subjectParams, version)`},
 		{"field case matters", `{"version":1,"Seed":1,"subject":"x","steps":[]}`, `Seed: unknown field "Seed"`},
 		{"unknown step field", `{"version":1,"subject":"x","steps":[{"at":"1s","actor":"faults","op":"break","resorce":"pods"}]}`,
-			`steps[0].resorce: unknown field "resorce" (known: actor, at, code, for, lag, midReconcile, name, namespace, notOlderThan, object, op, patch, patchType, resource, target, verb)`},
+			`steps[0].resorce: unknown field "resorce" (known: actor, afterWrite, asOf, at, child, code, for, lag, midReconcile, name, namespace, notOlderThan, object, op, patch, patchType, resource, target, verb)`},
 		{"bad duration", `{"version":1,"subject":"x","steps":[{"at":"5 seconds","actor":"user","op":"wait-quiet"}]}`,
 			`steps[0].at: want a duration such as "1.5s" or "2m", got "5 seconds"`},
 		{"missing version", `{"subject":"x","steps":[]}`, `version: missing: set "version": 1`},
