@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 
@@ -47,19 +48,21 @@ func ReferencePlan(p *sim.Plan) (ref *sim.Plan, faulty bool) {
 
 // ReferencePlanOf returns the plan of the reference run of a faulted run
 // whose trace is tr: ReferencePlan of its plan, without the user's,
-// competitor's and kubelet's steps that a fault made fail in tr (a request
-// error the policy drew, a fail-next), since those actions did not happen
-// in the run judged. A step that failed for another reason (the object did
-// not exist), or whose write was applied before a timeout, stays.
+// competitor's and kubelet's steps that failed in tr with nothing written
+// (a request error a fault drew; a create refused because the object was
+// still terminating after a crash; a patch of a child a held watch had not
+// let the controller create yet): those actions did not happen in the run
+// judged, so the reference leaves them out too. A step whose write was
+// applied before it failed (a timeout) stays.
 func ReferencePlanOf(tr *sim.Trace) (ref *sim.Plan, faulty bool) {
-	failed := stepsFailedByFaults(tr)
+	failed := failedSteps(tr)
 	if len(failed) == 0 {
 		return ReferencePlan(tr.Plan)
 	}
 	p := tr.Plan.Clone()
 	p.Steps = nil
 	for i, s := range tr.Plan.Steps {
-		if !failed[i] {
+		if _, ok := failed[i]; !ok {
 			p.Steps = append(p.Steps, s)
 		}
 	}
@@ -67,10 +70,10 @@ func ReferencePlanOf(tr *sim.Trace) (ref *sim.Plan, faulty bool) {
 	return ref, true
 }
 
-// stepsFailedByFaults returns the API steps of tr's plan that failed with
-// no write of theirs applied, after a fault hit their actor's request.
-func stepsFailedByFaults(tr *sim.Trace) map[int]bool {
-	out := map[int]bool{}
+// failedSteps returns the API steps of tr's plan that failed with no write
+// of their actor applied meanwhile, each with its error.
+func failedSteps(tr *sim.Trace) map[int]string {
+	out := map[int]string{}
 	open := map[int]int{} // step -> position of its RecStep
 	for _, r := range tr.Records {
 		switch {
@@ -81,17 +84,24 @@ func stepsFailedByFaults(tr *sim.Trace) map[int]bool {
 			if !ok {
 				continue
 			}
-			faulted, wrote := false, false
+			wrote := false
 			for _, w := range tr.Records[from:r.Pos] {
-				faulted = faulted || (w.Kind == sim.RecFault && w.Target == r.Actor)
 				wrote = wrote || (w.Kind == sim.RecWrite && w.Actor == r.Actor)
 			}
-			if faulted && !wrote {
-				out[r.Step] = true
+			if !wrote {
+				out[r.Step] = strings.TrimPrefix(r.Detail, "step failed: ")
 			}
 		}
 	}
 	return out
+}
+
+// stepText names plan step i of p for a verdict.
+func stepText(p *sim.Plan, i int) string {
+	if p == nil || i < 0 || i >= len(p.Steps) {
+		return fmt.Sprintf("step %d", i)
+	}
+	return scenarios.FormatStep(p.Steps[i])
 }
 
 func isZeroPolicy(f sim.FaultPolicy) bool {
@@ -104,7 +114,7 @@ func isZeroPolicy(f sim.FaultPolicy) bool {
 // user actions and lose only faults, and share a reference.
 type referenceCache struct {
 	mu     sync.Mutex
-	states map[string]*invariants.EndState
+	states map[string]*reference
 	order  []string
 }
 
@@ -112,18 +122,25 @@ type referenceCache struct {
 // kilobytes).
 const referenceCacheSize = 256
 
-func (c *referenceCache) get(k string) (*invariants.EndState, bool) {
+// reference is what the cache keeps of a reference run: its end state and
+// the steps that failed in it (as FormatStep writes them, with the error).
+type reference struct {
+	end    *invariants.EndState
+	failed map[string]string
+}
+
+func (c *referenceCache) get(k string) (*reference, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	es, ok := c.states[k]
 	return es, ok
 }
 
-func (c *referenceCache) put(k string, es *invariants.EndState) {
+func (c *referenceCache) put(k string, es *reference) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.states == nil {
-		c.states = map[string]*invariants.EndState{}
+		c.states = map[string]*reference{}
 	}
 	if _, ok := c.states[k]; ok {
 		return
@@ -161,28 +178,53 @@ func (rep *reporter) judgeReference(r *Result, run func(*sim.Plan) (*sim.Trace, 
 }
 
 // verdict compares tr with the end state of the reference plan ref.
-func (c *referenceCache) verdict(tr *sim.Trace, ref *sim.Plan, opts invariants.ReferenceOptions, run func(*sim.Plan) (*sim.Trace, error)) invariants.Verdict {
+func (c *referenceCache) verdict(tr *sim.Trace, refPlan *sim.Plan, opts invariants.ReferenceOptions, run func(*sim.Plan) (*sim.Trace, error)) invariants.Verdict {
 	unknown := func(why string) invariants.Verdict {
 		return invariants.Verdict{Invariant: invariants.NameMatchesReference, Status: invariants.Unknown, Reason: why}
 	}
-	raw, err := json.Marshal(ref)
+	raw, err := json.Marshal(refPlan)
 	if err != nil {
 		return unknown("the reference plan does not marshal: " + err.Error())
 	}
 	k := string(raw)
-	es, ok := c.get(k)
+	ref, ok := c.get(k)
 	if !ok {
-		rtr, err := run(ref)
+		rtr, err := run(refPlan)
 		switch {
 		case err != nil:
 			return unknown(fmt.Sprintf("the fault-free reference run failed: %v", err))
 		case rtr == nil:
 			return unknown("the fault-free reference run left no trace")
 		}
-		if es, err = invariants.EndStateOf(rtr, opts); err != nil {
+		if rtr.Plan == nil {
+			rtr.Plan = refPlan
+		}
+		es, err := invariants.EndStateOf(rtr, opts)
+		if err != nil {
 			return unknown("the fault-free reference run: " + err.Error())
 		}
-		c.put(k, es)
+		ref = &reference{end: es, failed: map[string]string{}}
+		for i, why := range failedSteps(rtr) {
+			ref.failed[stepText(rtr.Plan, i)] = why
+		}
+		c.put(k, ref)
 	}
-	return invariants.MatchesReference(tr, es, opts)
+	// A step the reference could not do, which the faulted run did: the
+	// two runs did different user actions, and their end states say
+	// nothing of the controller.
+	failedHere := map[string]bool{}
+	for i := range failedSteps(tr) {
+		failedHere[stepText(tr.Plan, i)] = true
+	}
+	var differ []string
+	for st, why := range ref.failed {
+		if !failedHere[st] {
+			differ = append(differ, fmt.Sprintf("%q (%s)", st, why))
+		}
+	}
+	if len(differ) > 0 {
+		sort.Strings(differ)
+		return unknown("the fault-free reference run could not do what this run did: " + strings.Join(differ, "; ") + ": the runs' user actions differ, so their end states cannot be compared")
+	}
+	return invariants.MatchesReference(tr, ref.end, opts)
 }

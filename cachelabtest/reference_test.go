@@ -277,3 +277,43 @@ at 5s user patch configmaps default/a {data: {n: "3"}}
 		t.Fatalf("want the counting mirror to fail the user's scenario on %s, got %d failures", invariants.NameMatchesReference, len(f))
 	}
 }
+
+// heldPlan: the controller's ConfigMap watch is held from 0.5s for 3s;
+// the user creates "a" at 1s; at 2s step is played.
+func heldPlan(step sim.Step) *sim.Plan {
+	s := func(ms int) sim.Duration { return sim.Duration(time.Duration(ms) * time.Millisecond) }
+	step.At = s(2000)
+	return &sim.Plan{
+		Version: sim.PlanVersion, Name: "held", Seed: 3,
+		Steps: []sim.Step{
+			{At: s(500), Actor: "faults", Op: "hold", Resource: "configmaps", For: s(3000)},
+			{At: s(1000), Actor: "user", Op: "create", Object: json.RawMessage(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"default"},"data":{"n":"1"}}`)},
+			step,
+		},
+		Deadline: sim.Duration(2 * time.Minute), Quiet: sim.Duration(20 * time.Second),
+	}
+}
+
+// A competitor labels a-copy at 2s: in the faulted run the held watch has
+// kept the controller from making it yet, the patch finds nothing, and
+// the reference leaves the patch out too.
+func TestReferenceLeavesOutTheStepsThatFailedInTheRun(t *testing.T) {
+	p := heldPlan(sim.Step{Actor: "competitor", Op: "patch", Resource: "configmaps", Namespace: "default", Name: "a-copy",
+		Patch: json.RawMessage(`{"metadata":{"labels":{"owner":"competitor"}}}`)})
+	v := referenceVerdict(t, "mirror-held", mirror(false), p)
+	if v.Status != invariants.Pass {
+		t.Fatalf("%s: %s: %s\n%s", v.Invariant, v.Status, v.Reason, v.Detail)
+	}
+}
+
+// The user creates a-copy at 2s: the fault-free reference's controller
+// made it already (409), the faulted run's had not. The runs did different
+// things: Unknown, naming the step, not a failure of the controller.
+func TestReferenceIsUnknownWhenItCouldNotDoWhatTheRunDid(t *testing.T) {
+	p := heldPlan(sim.Step{Actor: "user", Op: "create",
+		Object: json.RawMessage(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a-copy","namespace":"default"},"data":{"n":"1"}}`)})
+	v := referenceVerdict(t, "mirror-held-create", mirror(false), p)
+	if v.Status != invariants.Unknown || !strings.Contains(v.Reason, "user create") || !strings.Contains(v.Reason, "already exists") {
+		t.Fatalf("%s: %s: %s, want unknown naming the user's create and its 409", v.Invariant, v.Status, v.Reason)
+	}
+}
