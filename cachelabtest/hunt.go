@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cachelab/cachelab/fakeapi/fakeapibench"
+	"github.com/cachelab/cachelab/invariants"
 	"github.com/cachelab/cachelab/scenarios"
 	"github.com/cachelab/cachelab/sim"
 )
@@ -157,8 +158,10 @@ func (r *HuntReport) WriteTable(w io.Writer) {
 // HuntPlans runs the targeted campaign of each workload: its reference run
 // (scenarios.ReferencePlan: the same user actions, no fault), then every
 // targeted plan scenarios.TargetedPlans generates from it, under host,
-// each judged by the lab's invariants (every failed verdict but the
-// measurements counts). The workloads' Subject is the subject hunted.
+// each judged by the lab's invariants and the differential oracle
+// (matches-reference: its end state against the workload's reference run);
+// every failed verdict but the measurements counts. The workloads' Subject
+// is the subject hunted.
 func HuntPlans(host Host, workloads []*sim.Plan, opt HuntOptions) (*HuntReport, error) {
 	if len(workloads) == 0 {
 		return nil, fmt.Errorf("hunt: no workload plan (give the user actions to perturb: a scenario, a plan file, random plans)")
@@ -184,17 +187,33 @@ func HuntPlans(host Host, workloads []*sim.Plan, opt HuntOptions) (*HuntReport, 
 	refs, out := RunBatch(host, refJobs, Options{Parallel: opt.Parallel})
 	rep.References = refs
 	var targeted []scenarios.Targeted
+	// ends[i] is workload i's reference end state (nil: not comparable),
+	// of[j] the workload of targeted plan j: every targeted plan's
+	// reference run is its workload's (its perturbation is faults and
+	// controller steps only, and makes no user step fail).
+	var ends []*invariants.EndState
+	var of []int
 	for i, r := range refs {
 		if r.Err != nil || r.Trace == nil {
 			return rep, fmt.Errorf("hunt: the reference run of workload %d (%s) failed: %v %s", i+1, refJobs[i].Plan.Name, r.Err, out)
 		}
+		if r.Trace.Plan == nil {
+			r.Trace.Plan = refJobs[i].Plan
+		}
+		es, err := invariants.EndStateOf(r.Trace, invariants.ReferenceOptions{})
+		if err != nil {
+			es = nil
+		}
+		ends = append(ends, es)
 		ts, pruned := scenarios.TargetedPlans(workloads[i], r.Trace, opt.Targeted)
 		for _, t := range ts {
 			if len(opt.Classes) == 0 || slices.Contains(opt.Classes, t.Class) {
 				targeted = append(targeted, t)
+				of = append(of, i)
 			}
 		}
 		rep.Pruned = append(rep.Pruned, pruned...)
+		r.Trace = nil
 	}
 	rep.Generated = len(targeted)
 	replay := opt.Replay
@@ -208,11 +227,23 @@ func HuntPlans(host Host, workloads []*sim.Plan, opt HuntOptions) (*HuntReport, 
 	for lo := 0; lo < len(targeted); lo += batch {
 		hi := min(lo+batch, len(targeted))
 		var jobs []Job
+		workload := map[*sim.Plan]int{}
 		for i := lo; i < hi; i++ {
 			p := targeted[i].Plan
 			jobs = append(jobs, NewJob(&p, nil))
+			workload[&p] = of[i]
 		}
-		results, _ := RunBatch(host, jobs, Options{Parallel: opt.Parallel, Out: opt.Out, Replay: replay, DropTraces: true})
+		// The differential oracle: the targeted run's end state against
+		// its workload's reference (judged before the trace is dropped).
+		judgeRef := func(r *Result) {
+			if r.Trace == nil || r.Err != nil {
+				return
+			}
+			if es := ends[workload[r.Job.Plan]]; es != nil {
+				r.Verdicts = append(r.Verdicts, invariants.MatchesReference(r.Trace, es, invariants.ReferenceOptions{}))
+			}
+		}
+		results, _ := RunBatch(host, jobs, Options{Parallel: opt.Parallel, Out: opt.Out, Replay: replay, DropTraces: true, OnDone: judgeRef})
 		cpu := fakeapibench.ProcessCPU() - start
 		for j, res := range results {
 			t := targeted[lo+j]
