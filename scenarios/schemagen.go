@@ -429,6 +429,10 @@ func drawSchema(t *rapid.T, s map[string]any, label string, depth int) any {
 	if s == nil {
 		return map[string]any{}
 	}
+	if d, ok := s["default"]; ok && !rapid.Bool().Draw(t, label+" not default") {
+		// The schema's default, as often as a drawn value: shrinks to it.
+		return d
+	}
 	if enum, ok := s["enum"].([]any); ok && len(enum) > 0 {
 		return enum[rapid.IntRange(0, len(enum)-1).Draw(t, label)]
 	}
