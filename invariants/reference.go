@@ -18,9 +18,9 @@ import (
 // MatchesReference.
 const NameMatchesReference = "matches-reference"
 
-// contractReference says what matches-reference checks, for `cachelab
-// explain` and the verdict's detail.
-const contractReference = `A controller's end state is a function of what its users asked, not of
+// ReferenceContract says what matches-reference checks, in the words of
+// the other invariants' contracts (for `cachelab explain` and the docs).
+const ReferenceContract = `A controller's end state is a function of what its users asked, not of
 the faults on the way (Sieve, OSDI'22; Acto, SOSP'23: "the system should
 converge to the same state as in the fault-free run"). The lab runs the
 plan's user actions a second time with no fault (no fault step, no crash or
