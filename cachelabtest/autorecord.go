@@ -154,7 +154,7 @@ func (r *recording) listen(inf cache.SharedIndexInformer, kinds map[string]strin
 		r.mu.Unlock()
 		return
 	}
-	ri := &recordedInformer{SharedIndexInformer: inf, r: r, resource: "?"}
+	ri := &recordedInformer{SharedIndexInformer: inf, r: r, resource: unnamedResource}
 	r.wrapped[inf] = ri
 	r.informers = append(r.informers, ri)
 	r.mu.Unlock()
@@ -165,6 +165,10 @@ func (r *recording) listen(inf cache.SharedIndexInformer, kinds map[string]strin
 	}
 	l.reg = reg
 }
+
+// unnamedResource is the resource of an informer Env.Record listens to
+// until its first object names it.
+const unnamedResource = "?"
 
 // listener is the lab's handler on an informer the controller made: it
 // records each call, naming the resource from the first object it sees.

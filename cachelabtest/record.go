@@ -89,16 +89,25 @@ func (r *recording) handlerName(resource string) string {
 func (r *recording) snapshots() []sim.CacheSnapshot {
 	r.mu.Lock()
 	infs := append([]*recordedInformer(nil), r.informers...)
+	names := make([]string, len(infs))
+	for i, inf := range infs {
+		names[i] = inf.resource
+	}
 	r.mu.Unlock()
 	var out []sim.CacheSnapshot
-	for _, inf := range infs {
+	for i, inf := range infs {
+		if names[i] == unnamedResource {
+			// An informer Env.Record listens to that saw no object: its
+			// resource is unknown, and its cache empty.
+			continue
+		}
 		var objs []sim.ObjectState
 		for _, obj := range inf.GetStore().List() {
-			if st, ok := sim.ObjectStateOf(inf.resource, obj); ok {
+			if st, ok := sim.ObjectStateOf(names[i], obj); ok {
 				objs = append(objs, st)
 			}
 		}
-		out = append(out, sim.CacheSnapshot{Name: inf.resource, Objects: objs})
+		out = append(out, sim.CacheSnapshot{Name: names[i], Objects: objs})
 	}
 	return out
 }
