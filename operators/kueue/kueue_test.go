@@ -36,6 +36,7 @@ func TestKueue(t *testing.T) {
 	cachelabtest.Test(t, cachelabtest.Controller{
 		Name:   "kueue",
 		Scheme: scheme,
+		Expect: []cachelabtest.Expectation{{Invariant: "finalizers", Reason: "Kueue keeps kueue.x-k8s.io/resource-in-use on a ResourceFlavor or ClusterQueue that is still referenced (documented deletion protection)"}},
 		CRDs:   cachelabtest.CRDs(filepath.Join(moduleDir(t, "sigs.k8s.io/kueue"), "config/components/crd/bases")),
 		Setup: func(mgr ctrl.Manager) error {
 			cfg, expect := &configapi.Configuration{}, preemptexpectations.New()
