@@ -249,7 +249,14 @@ func run(t *testing.T, top string, c Controller, sink *[]*Failure, plans []Plans
 	out := filepath.Join("testdata", "cachelab", safe(top))
 	rep := &reporter{top: top, sink: sink, expect: expect}
 	if *planFlag != "" {
-		p, err := sim.LoadPlanFile(*planFlag)
+		// A relative path is the package folder's, where go test starts
+		// the binary (and where the replay command's path is from), even
+		// when the test has changed its working directory since.
+		path := *planFlag
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(startDir, path)
+		}
+		p, err := sim.LoadPlanFile(path)
 		if err != nil {
 			t.Fatalf("cachelabtest: -cachelab.plan: %v", err)
 		}

@@ -3,8 +3,10 @@ package cachelabtest_test
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -175,4 +177,42 @@ func TestCatchOfRandomPlansDoesNotFailItsTest(t *testing.T) {
 	var cms []json.RawMessage
 	_ = cms
 	_ = corev1.ConfigMap{}
+}
+
+// pkgDir is the package's folder, where go test starts the binary.
+var pkgDir, _ = os.Getwd()
+
+// A relative -cachelab.plan (as the replay command prints it, run from the
+// module's root) is the package folder's, even in a test that has changed
+// its working directory since.
+func TestARelativeReplayPlanIsThePackageFolders(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "plan.json")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := plan("saved")
+	saved.Subject = "bellerophon" // as a saved plan has one; the replay sets the test's
+	if err := saved.Save(f); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	rel, err := filepath.Rel(pkgDir, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Somewhere else, deeper: rel read from here names no file.
+	elsewhere := filepath.Join(t.TempDir(), "a", "b", "c", "d")
+	if err := os.MkdirAll(elsewhere, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(elsewhere)
+	if err := flag.Set("cachelab.plan", rel); err != nil {
+		t.Fatal(err)
+	}
+	defer flag.Set("cachelab.plan", "")
+	failures := cachelabtest.Catch(t, clientGo("a", false), cachelabtest.These(plan("other")))
+	if len(failures) != 1 || failures[0].Plan.Name != "saved" {
+		t.Fatalf("%d failures (%v), want the saved plan's, read from %s", len(failures), failures, rel)
+	}
 }
