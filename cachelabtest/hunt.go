@@ -205,7 +205,9 @@ func HuntPlans(host Host, workloads []*sim.Plan, opt HuntOptions) (*HuntReport, 
 			es = nil
 		}
 		ends = append(ends, es)
-		ts, pruned := scenarios.TargetedPlans(workloads[i], r.Trace, opt.Targeted)
+		// The perturbation is added to the workload's user actions alone
+		// (its reference plan), as Sieve perturbs a fault-free workload.
+		ts, pruned := scenarios.TargetedPlans(refJobs[i].Plan, r.Trace, opt.Targeted)
 		for _, t := range ts {
 			if len(opt.Classes) == 0 || slices.Contains(opt.Classes, t.Class) {
 				targeted = append(targeted, t)
