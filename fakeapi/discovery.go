@@ -62,9 +62,9 @@ func (s *Server) APIResourceLists() []*metav1.APIResourceList {
 }
 
 // Discovery returns client-go's fake discovery client answering from the
-// server's served resources: ServerVersion answers as the fake's does
-// (client-go's version, or FakedServerVersion when set on the returned
-// value), ServerGroups, ServerGroupsAndResources and
+// server's served resources: ServerVersion answers ServerVersion() (the
+// emulated release, as /version over HTTP does; FakedServerVersion of the
+// returned value can replace it), ServerGroups, ServerGroupsAndResources and
 // ServerResourcesForGroupVersion list what the server serves (custom
 // resources included, as registered when Discovery is called), and an
 // unknown group version is 404 NotFound as from kube-apiserver. The
@@ -78,7 +78,8 @@ func (cs *Clientset) Discovery() discovery.DiscoveryInterfaces {
 		f.Resources = lists
 	}
 	f.Unlock()
-	return &fakediscovery.FakeDiscovery{Fake: f}
+	v := ServerVersion()
+	return &fakediscovery.FakeDiscovery{Fake: f, FakedServerVersion: &v}
 }
 
 // isDiscoveryAction reports whether action is one of the fake discovery

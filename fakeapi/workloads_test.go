@@ -9,7 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -82,14 +82,14 @@ func TestTypedWorkloadsOverTheFakeClientset(t *testing.T) {
 		*j.Spec.Completions != 1 || *j.Spec.BackoffLimit != 6 {
 		t.Errorf("created job = %+v, want the generated selector and defaults", j.Spec)
 	}
-	if err := cs.Server().RegisterCRD(fakeapi.ResourceInfo{GVR: schema.GroupVersionResource{Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"}, Kind: "PodDisruptionBudget", Namespaced: true}); err != nil {
+	if err := cs.Server().RegisterCRD(fakeapi.ResourceInfo{GVR: schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "storageclasses"}, Kind: "StorageClass"}); err != nil {
 		t.Fatal(err)
 	}
-	pdb, err := cs.PolicyV1().PodDisruptionBudgets("a").Create(ctx, &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "p"}}, metav1.CreateOptions{})
-	if err != nil || pdb.Name != "p" {
-		t.Errorf("typed create of a kind registered with RegisterCRD: %v, %v", pdb, err)
+	sc, err := cs.StorageV1().StorageClasses().Create(ctx, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Provisioner: "x"}, metav1.CreateOptions{})
+	if err != nil || sc.Name != "p" {
+		t.Errorf("typed create of a kind registered with RegisterCRD: %v, %v", sc, err)
 	}
-	if _, err := cs.NetworkingV1().Ingresses("a").Get(ctx, "x", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := cs.StorageV1().CSIDrivers().Get(ctx, "x", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("an unserved kind: %v, want 404", err)
 	}
 }

@@ -112,18 +112,24 @@ func (h *handler) apiGroup(name string) (*metav1.APIGroup, bool) {
 // shortNames are kube-apiserver's short names for the built-in resources
 // served, so `kubectl get cm` works as on a real cluster.
 var shortNames = map[schema.GroupVersionResource][]string{
-	{Version: "v1", Resource: "configmaps"}:                     {"cm"},
-	{Version: "v1", Resource: "namespaces"}:                     {"ns"},
-	{Version: "v1", Resource: "pods"}:                           {"po"},
-	{Version: "v1", Resource: "events"}:                         {"ev"},
-	{Group: "events.k8s.io", Version: "v1", Resource: "events"}: {"ev"},
-	{Version: "v1", Resource: "nodes"}:                          {"no"},
-	{Version: "v1", Resource: "services"}:                       {"svc"},
-	{Version: "v1", Resource: "serviceaccounts"}:                {"sa"},
-	{Group: "apps", Version: "v1", Resource: "deployments"}:     {"deploy"},
-	{Group: "apps", Version: "v1", Resource: "replicasets"}:     {"rs"},
-	{Group: "apps", Version: "v1", Resource: "statefulsets"}:    {"sts"},
-	{Group: "apps", Version: "v1", Resource: "daemonsets"}:      {"ds"},
+	{Version: "v1", Resource: "configmaps"}:                                     {"cm"},
+	{Version: "v1", Resource: "namespaces"}:                                     {"ns"},
+	{Version: "v1", Resource: "pods"}:                                           {"po"},
+	{Version: "v1", Resource: "events"}:                                         {"ev"},
+	{Group: "events.k8s.io", Version: "v1", Resource: "events"}:                 {"ev"},
+	{Version: "v1", Resource: "nodes"}:                                          {"no"},
+	{Version: "v1", Resource: "services"}:                                       {"svc"},
+	{Version: "v1", Resource: "serviceaccounts"}:                                {"sa"},
+	{Group: "apps", Version: "v1", Resource: "deployments"}:                     {"deploy"},
+	{Group: "apps", Version: "v1", Resource: "replicasets"}:                     {"rs"},
+	{Group: "apps", Version: "v1", Resource: "statefulsets"}:                    {"sts"},
+	{Group: "apps", Version: "v1", Resource: "daemonsets"}:                      {"ds"},
+	{Version: "v1", Resource: "persistentvolumeclaims"}:                         {"pvc"},
+	{Version: "v1", Resource: "replicationcontrollers"}:                         {"rc"},
+	{Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"}:          {"pdb"},
+	{Group: "networking.k8s.io", Version: "v1", Resource: "ingresses"}:          {"ing"},
+	{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"}:    {"netpol"},
+	{Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers"}: {"hpa"},
 }
 
 // shortNamesOf returns a resource's short names: a CRD's own, else
@@ -147,13 +153,15 @@ func categoriesOf(res fakeapi.ResourceInfo) []string {
 // builtinCategories are kube-apiserver's categories for the built-in
 // resources served (`kubectl get all` lists pods).
 var builtinCategories = map[schema.GroupVersionResource][]string{
-	{Version: "v1", Resource: "pods"}:                        {"all"},
-	{Version: "v1", Resource: "services"}:                    {"all"},
-	{Group: "apps", Version: "v1", Resource: "deployments"}:  {"all"},
-	{Group: "apps", Version: "v1", Resource: "replicasets"}:  {"all"},
-	{Group: "apps", Version: "v1", Resource: "statefulsets"}: {"all"},
-	{Group: "apps", Version: "v1", Resource: "daemonsets"}:   {"all"},
-	{Group: "batch", Version: "v1", Resource: "jobs"}:        {"all"},
+	{Version: "v1", Resource: "pods"}:                                           {"all"},
+	{Version: "v1", Resource: "services"}:                                       {"all"},
+	{Group: "apps", Version: "v1", Resource: "deployments"}:                     {"all"},
+	{Group: "apps", Version: "v1", Resource: "replicasets"}:                     {"all"},
+	{Group: "apps", Version: "v1", Resource: "statefulsets"}:                    {"all"},
+	{Group: "apps", Version: "v1", Resource: "daemonsets"}:                      {"all"},
+	{Group: "batch", Version: "v1", Resource: "jobs"}:                           {"all"},
+	{Version: "v1", Resource: "replicationcontrollers"}:                         {"all"},
+	{Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers"}: {"all"},
 }
 
 // scaleKind is the kind the scale subresource answers.

@@ -99,13 +99,8 @@ type Options struct {
 }
 
 // DefaultVersion is what /version answers by default: the Kubernetes
-// version of the client-go the lab is built with.
-var DefaultVersion = version.Info{
-	Major:      "1",
-	Minor:      "37",
-	GitVersion: "v1.37.2-cachelab",
-	Platform:   "fakeapi/http",
-}
+// version of the client-go the lab is built with (fakeapi.ServerVersion).
+var DefaultVersion = fakeapi.ServerVersion()
 
 // handler is the http.Handler returned by NewHandler.
 type handler struct {

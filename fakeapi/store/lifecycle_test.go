@@ -203,7 +203,7 @@ func TestObjectCreatedForAGoneOwnerIsCollected(t *testing.T) {
 	}
 	// An owner of a kind the store does not serve is left alone.
 	d := cm("", "d", nil)
-	d.OwnerReferences = []metav1.OwnerReference{{APIVersion: "policy/v1", Kind: "PodDisruptionBudget", Name: "x", UID: "u"}}
+	d.OwnerReferences = []metav1.OwnerReference{{APIVersion: "storage.k8s.io/v1", Kind: "StorageClass", Name: "x", UID: "u"}}
 	if _, evs, _ := s.Create(configmapsGVR, "ns", d, metav1.CreateOptions{}); len(evs) != 1 {
 		t.Errorf("object owned by an unserved kind: %d events, want just ADDED", len(evs))
 	}

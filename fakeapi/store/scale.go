@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -17,7 +18,7 @@ import (
 )
 
 // HasScale reports whether gvr has a scale subresource (apps/v1
-// Deployments, ReplicaSets and StatefulSets).
+// Deployments, ReplicaSets and StatefulSets, v1 ReplicationControllers).
 func (s *Store) HasScale(gvr schema.GroupVersionResource) bool {
 	r, ok := s.res[gvr]
 	return ok && r.scale
@@ -64,12 +65,17 @@ func scaleOf(obj runtime.Object) (*autoscalingv1.Scale, error) {
 	}
 	st := reflect.ValueOf(obj).Elem().FieldByName("Status")
 	sc.Status.Replicas = int32(st.FieldByName("Replicas").Int())
-	if sel, ok := reflect.ValueOf(obj).Elem().FieldByName("Spec").FieldByName("Selector").Interface().(*metav1.LabelSelector); ok && sel != nil {
-		ls, err := metav1.LabelSelectorAsSelector(sel)
-		if err != nil {
-			return nil, apierrors.NewInternalError(fmt.Errorf("invalid label selector: %w", err))
+	switch sel := reflect.ValueOf(obj).Elem().FieldByName("Spec").FieldByName("Selector").Interface().(type) {
+	case *metav1.LabelSelector:
+		if sel != nil {
+			ls, err := metav1.LabelSelectorAsSelector(sel)
+			if err != nil {
+				return nil, apierrors.NewInternalError(fmt.Errorf("invalid label selector: %w", err))
+			}
+			sc.Status.Selector = ls.String()
 		}
-		sc.Status.Selector = ls.String()
+	case map[string]string: // ReplicationController: scaleFromRC
+		sc.Status.Selector = labels.SelectorFromSet(sel).String()
 	}
 	return sc, nil
 }
