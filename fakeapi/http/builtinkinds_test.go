@@ -11,6 +11,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -262,5 +264,66 @@ func TestInProcessDiscoveryServerVersionIsTheEmulatedRelease(t *testing.T) {
 	v, err := fakeapi.NewClientset().Discovery().ServerVersion()
 	if err != nil || *v != fakehttp.DefaultVersion || v.GitVersion != "v1.37.2-cachelab" {
 		t.Errorf("in-process ServerVersion = %+v, %v; want %+v", v, err, fakehttp.DefaultVersion)
+	}
+}
+
+// A typed informer factory over HTTP (protobuf, as kube-controller-manager
+// speaks) syncs and follows the added kinds; the in-process clientset
+// serves them too.
+func TestBuiltinKindsInInformersAndInProcess(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, fakeapi.Options{})
+		cs := e.clientset(t, "informers", func(c *rest.Config) {
+			c.ContentType = runtime.ContentTypeProtobuf
+			c.AcceptContentTypes = runtime.ContentTypeProtobuf
+		})
+		mustNamespace(t, cs, "a")
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		f := informers.NewSharedInformerFactory(cs, 0)
+		roles := f.Rbac().V1().Roles().Lister()
+		pdbs := f.Policy().V1().PodDisruptionBudgets().Lister()
+		hpas := f.Autoscaling().V2().HorizontalPodAutoscalers().Lister()
+		f.Start(ctx.Done())
+		for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
+			if !ok {
+				t.Fatalf("informer of %v did not sync", typ)
+			}
+		}
+		if _, err := cs.RbacV1().Roles("a").Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "r"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cs.PolicyV1().PodDisruptionBudgets("a").Create(ctx, &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "p"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cs.AutoscalingV2().HorizontalPodAutoscalers("a").Create(ctx, &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Name: "h"},
+			Spec: autoscalingv2.HorizontalPodAutoscalerSpec{ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{Kind: "Deployment", Name: "d"}, MaxReplicas: 1}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if _, err := roles.Roles("a").Get("r"); err != nil {
+			t.Errorf("role informer: %v", err)
+		}
+		if _, err := pdbs.PodDisruptionBudgets("a").Get("p"); err != nil {
+			t.Errorf("PDB informer: %v", err)
+		}
+		if h, err := hpas.HorizontalPodAutoscalers("a").Get("h"); err != nil || *h.Spec.MinReplicas != 1 {
+			t.Errorf("HPA informer: %v, %v; want it with minReplicas defaulted to 1", h, err)
+		}
+		cancel()
+	})
+
+	in := fakeapi.NewClientset()
+	ctx := context.Background()
+	if _, err := in.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "a"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	np, err := in.NetworkingV1().NetworkPolicies("a").Create(ctx, &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: "n"}}, metav1.CreateOptions{})
+	if err != nil || np.Generation != 1 || len(np.Spec.PolicyTypes) != 1 {
+		t.Errorf("in-process NetworkPolicy create = %v, %v; want generation 1, policyTypes [Ingress]", np, err)
+	}
+	if _, err := in.CoreV1().PersistentVolumeClaims("a").Create(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "p"}}, metav1.CreateOptions{}); !apierrors.IsInvalid(err) {
+		t.Errorf("in-process PVC without access modes or storage: %v, want 422", err)
 	}
 }
