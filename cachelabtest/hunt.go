@@ -191,7 +191,7 @@ func HuntPlans(host Host, workloads []*sim.Plan, opt HuntOptions) (*HuntReport, 
 	// of[j] the workload of targeted plan j: every targeted plan's
 	// reference run is its workload's (its perturbation is faults and
 	// controller steps only, and makes no user step fail).
-	var ends []*invariants.EndState
+	var refTraces []*sim.Trace
 	var of []int
 	for i, r := range refs {
 		if r.Err != nil || r.Trace == nil {
@@ -200,11 +200,7 @@ func HuntPlans(host Host, workloads []*sim.Plan, opt HuntOptions) (*HuntReport, 
 		if r.Trace.Plan == nil {
 			r.Trace.Plan = refJobs[i].Plan
 		}
-		es, err := invariants.EndStateOf(r.Trace, invariants.ReferenceOptions{})
-		if err != nil {
-			es = nil
-		}
-		ends = append(ends, es)
+		refTraces = append(refTraces, r.Trace)
 		// The perturbation is added to the workload's user actions alone
 		// (its reference plan), as Sieve perturbs a fault-free workload.
 		ts, pruned := scenarios.TargetedPlans(refJobs[i].Plan, r.Trace, opt.Targeted)
@@ -215,8 +211,8 @@ func HuntPlans(host Host, workloads []*sim.Plan, opt HuntOptions) (*HuntReport, 
 			}
 		}
 		rep.Pruned = append(rep.Pruned, pruned...)
-		r.Trace = nil
 	}
+	refs0 := &referenceCache{}
 	rep.Generated = len(targeted)
 	replay := opt.Replay
 	if replay == nil {
@@ -237,13 +233,23 @@ func HuntPlans(host Host, workloads []*sim.Plan, opt HuntOptions) (*HuntReport, 
 		}
 		// The differential oracle: the targeted run's end state against
 		// its workload's reference (judged before the trace is dropped).
+		// As Test judges it (referenceCache.verdict): a user step that
+		// failed in one run and not in the other (a patch of an object the
+		// crash kept from being created yet) makes the runs' user actions
+		// differ, and the verdict Unknown.
 		judgeRef := func(r *Result) {
 			if r.Trace == nil || r.Err != nil {
 				return
 			}
-			if es := ends[workload[r.Job.Plan]]; es != nil {
-				r.Verdicts = append(r.Verdicts, invariants.MatchesReference(r.Trace, es, invariants.ReferenceOptions{}))
+			if r.Trace.Plan == nil {
+				r.Trace.Plan = r.Job.Plan
 			}
+			refPlan, faulty := ReferencePlanOf(r.Trace)
+			if !faulty {
+				return
+			}
+			rtr := refTraces[workload[r.Job.Plan]]
+			r.Verdicts = append(r.Verdicts, refs0.verdict(r.Trace, refPlan, invariants.ReferenceOptions{}, func(*sim.Plan) (*sim.Trace, error) { return rtr, nil }))
 		}
 		results, _ := RunBatch(host, jobs, Options{Parallel: opt.Parallel, Out: opt.Out, Replay: replay, DropTraces: true, OnDone: judgeRef})
 		cpu := fakeapibench.ProcessCPU() - start
