@@ -30,7 +30,9 @@ var markCases = []struct {
 	{"finalizer-cleanup", "bellerophon/finalizer-never-removed", sim.RecReconcile, func(r sim.Record) bool { return r.Key == "default/web" }, "the reconcile of the deleted web that leaves its finalizer"},
 	{"read-your-writes", "bellerophon/no-read-your-writes", sim.RecReconcile, func(r sim.Record) bool { return r.Op == "end" && r.Result == "ok" && r.Key == "default/web" }, "the reconcile that judged web's status from a copy older than its own Degraded write, and left it (its 409s are measured, not failures)"},
 	{"conflict-stale-copy", "bellerophon/drops-conflicts", sim.RecReconcile, func(r sim.Record) bool { return r.Op == "end" && r.Result != "ok" }, "the reconcile whose conflict it drops"},
-	{"time-travel-stale-replica", "bellerophon/lists-stale-replica", sim.RecHandler, func(r sim.Record) bool { return r.Name == "web" && r.Initial }, "the handler call of the restart's stale initial list that shows web older than before"},
+	{"time-travel-stale-replica", "bellerophon/lists-stale-replica", sim.RecWrite, func(r sim.Record) bool {
+		return r.Actor == "bellerophon/lists-stale-replica" && r.Name == "web" && r.Verb == "update/status"
+	}, "its status write of web from the restart's stale copy, which sets back its own earlier write (read-your-writes; going back in time across the restart is not an order failure)"},
 	{"competing-writer", "bellerophon/stale-status", sim.RecWrite, func(r sim.Record) bool { return r.Actor == "bellerophon/stale-status" }, "its write that reverts the competitor's change"},
 	{"panicking-handler-never-syncs", "informer-realfifo/panicking-handler", sim.RecHandler, func(r sim.Record) bool { return r.EventType == "ADDED" }, "the OnAdd after which its handler is gone (the panic on the poisoned ConfigMap stopped it)"},
 	{"relist-is-not-resync", "informer-realfifo/skips-same-rv", sim.RecHandler, isSkippedResync, "the relist's OnUpdate it skips as a resync"},
