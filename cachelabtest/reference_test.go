@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -28,7 +29,13 @@ import (
 // source this process saw (an edge-triggered counter kept in memory): a
 // crash resets it, so a faulted run ends with another count than the
 // fault-free one, and no Desired predicate is needed to tell.
-func mirror(countUpdates bool) Controller {
+func mirror(countUpdates bool) Controller { return mirrorOpts(countUpdates, false) }
+
+// mirrorOpts is mirror; with randomLabel, it also labels each copy it
+// creates with a random 5-character value (as KubeRay names a worker
+// group replica), kept on later updates: a value two fault-free runs draw
+// differently.
+func mirrorOpts(countUpdates, randomLabel bool) Controller {
 	return Controller{Start: func(ctx context.Context, env *Env) error {
 		q := RecordQueue(env, workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()))
 		var updates counter
@@ -83,6 +90,9 @@ func mirror(countUpdates bool) Controller {
 				cp := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-copy",
 					OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(src, corev1.SchemeGroupVersion.WithKind("ConfigMap"))}},
 					Data: want}
+				if randomLabel {
+					cp.Labels = map[string]string{"replica": utilrand.String(5)}
+				}
 				_, err = env.Kube.CoreV1().ConfigMaps(ns).Create(ctx, cp, metav1.CreateOptions{})
 				return err
 			} else if err != nil {
@@ -230,6 +240,31 @@ func TestMatchesReferenceFailsAControllerWhoseEndStateDependsOnTheFaults(t *test
 		}
 	}
 	t.Logf("%s\n%s", v.Reason, v.Detail)
+}
+
+// A value the controller draws at random differs between two fault-free
+// runs: it is left out, and named, not blamed on the faults.
+func TestMatchesReferenceLeavesOutWhatDiffersBetweenTwoFaultFreeRuns(t *testing.T) {
+	v := referenceVerdict(t, "mirror-random", mirrorOpts(false, true), faultedPlan())
+	if v.Status != invariants.Pass {
+		t.Fatalf("%s: %s: %s\n%s", v.Invariant, v.Status, v.Reason, v.Detail)
+	}
+	want := "left out: differs between two fault-free runs: configmaps/default/a-copy metadata.labels.replica"
+	if !strings.Contains(v.Reason, want) {
+		t.Errorf("reason %q: want %q", v.Reason, want)
+	}
+}
+
+// Leaving out the random label leaves the rest judged: a count that
+// depends on the faults still fails.
+func TestMatchesReferenceStillFailsALostUpdateNextToARandomValue(t *testing.T) {
+	v := referenceVerdict(t, "mirror-random-counting", mirrorOpts(true, true), faultedPlan())
+	if v.Status != invariants.Fail {
+		t.Fatalf("%s: %s: %s, want fail", v.Invariant, v.Status, v.Reason)
+	}
+	if !strings.Contains(v.Detail, `"updates"`) || strings.Contains(v.Detail, `"replica"`) {
+		t.Errorf("diff should show updates and not the random label:\n%s", v.Detail)
+	}
 }
 
 // Through the user's API: Catch reports the verdict with its diff, and a

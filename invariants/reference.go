@@ -3,6 +3,7 @@ package invariants
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -32,7 +33,11 @@ differs between two runs: UIDs (a UID anywhere reads as the identity of its
 object), resourceVersions, generation, timestamps (every RFC 3339 string),
 managedFields, generated names (generateName + a rank), the order of every
 list, and status.observedGeneration (compared as current or stale against
-its object's generation).`
+its object's generation). The fault-free plan runs twice: every path whose
+value differs between the two fault-free runs (a token the controller draws
+from crypto/rand, a name with a random suffix) is left out of the
+comparison and named in the verdict, so that the controller's own
+nondeterminism is never blamed on a fault.`
 
 // ReferenceOptions adapt the end-state comparison to a controller.
 type ReferenceOptions struct {
@@ -66,6 +71,123 @@ type EndState struct {
 	Missing []string
 	// Final is the position of the trace's final record.
 	Final int
+	// Nondeterministic are the paths whose value differed between two
+	// fault-free runs of the same plan, by object ID (an empty path: the
+	// object itself, in one run only), set by LeaveOutNondeterminism: the
+	// comparison leaves them out, and says so.
+	Nondeterministic map[string][][]string `json:",omitempty"`
+}
+
+// LeaveOutNondeterminism returns ref (a fault-free run's end state) with
+// Nondeterministic set to every path whose value differs in again (a
+// second fault-free run of the same plan): what the controller draws at
+// random (a token from crypto/rand, a name with a random suffix) differs
+// with no fault at all, and is not the faults' doing. A path inside a
+// list stops at the list. An object only one of the two runs has is left
+// out whole. ref itself is not changed.
+func LeaveOutNondeterminism(ref, again *EndState) *EndState {
+	out := *ref
+	out.Nondeterministic = map[string][][]string{}
+	a, b := map[string]EndObject{}, map[string]EndObject{}
+	for _, o := range ref.Objects {
+		a[o.ID] = o
+	}
+	for _, o := range again.Objects {
+		b[o.ID] = o
+	}
+	for id, o := range a {
+		p, ok := b[id]
+		if !ok {
+			out.Nondeterministic[id] = [][]string{nil}
+			continue
+		}
+		var paths [][]string
+		diffPaths(o.Content, p.Content, nil, &paths)
+		if len(paths) > 0 {
+			out.Nondeterministic[id] = paths
+		}
+	}
+	for id := range b {
+		if _, ok := a[id]; !ok {
+			out.Nondeterministic[id] = [][]string{nil}
+		}
+	}
+	if len(out.Nondeterministic) == 0 {
+		out.Nondeterministic = nil
+	}
+	return &out
+}
+
+// diffPaths appends to out the paths under prefix where a and b differ.
+func diffPaths(a, b any, prefix []string, out *[][]string) {
+	am, aok := a.(map[string]any)
+	bm, bok := b.(map[string]any)
+	if !aok || !bok {
+		if canonical(a) != canonical(b) {
+			*out = append(*out, slices.Clone(prefix))
+		}
+		return
+	}
+	for k, av := range am {
+		path := append(slices.Clone(prefix), k)
+		if bv, ok := bm[k]; ok {
+			diffPaths(av, bv, path, out)
+		} else {
+			*out = append(*out, path)
+		}
+	}
+	for k := range bm {
+		if _, ok := am[k]; !ok {
+			*out = append(*out, append(slices.Clone(prefix), k))
+		}
+	}
+}
+
+// leftOut takes out of objs (the objects compared, by ID) what nd leaves
+// out, copying an object it changes, and adds to names the "<id> <path>"
+// of what it left out.
+func leftOut(objs map[string]EndObject, nd map[string][][]string, names map[string]bool) {
+	for id, paths := range nd {
+		o, ok := objs[id]
+		if !ok {
+			continue
+		}
+		for _, p := range paths {
+			if len(p) == 0 {
+				names[id] = true
+			} else {
+				names[id+" "+strings.Join(p, ".")] = true
+			}
+		}
+		whole := false
+		for _, p := range paths {
+			whole = whole || len(p) == 0
+		}
+		if whole {
+			delete(objs, id)
+			continue
+		}
+		o.Content = deepCopyJSON(o.Content).(map[string]any)
+		for _, p := range paths {
+			deleteExact(o.Content, p)
+		}
+		objs[id] = o
+	}
+}
+
+// deleteExact removes the field at path, each segment one key.
+func deleteExact(obj map[string]any, path []string) {
+	for i, seg := range path {
+		if i == len(path)-1 {
+			delete(obj, seg)
+			return
+		}
+		next, ok := obj[seg].(map[string]any)
+		if !ok {
+			return
+		}
+		obj = next
+	}
 }
 
 // EndObject is one object of an EndState.
@@ -488,6 +610,18 @@ func CompareEndStates(got, want *EndState, opts ReferenceOptions) Verdict {
 		}
 	}
 	g, w := got.compared(primaries), want.compared(primaries)
+	skipped := map[string]bool{}
+	leftOut(g, want.Nondeterministic, skipped)
+	leftOut(w, want.Nondeterministic, skipped)
+	note := ""
+	if len(skipped) > 0 {
+		names := make([]string, 0, len(skipped))
+		for n := range skipped {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		note = "; left out: differs between two fault-free runs: " + strings.Join(names, ", ")
+	}
 	ids := map[string]bool{}
 	for id := range g {
 		ids[id] = true
@@ -529,12 +663,12 @@ func CompareEndStates(got, want *EndState, opts ReferenceOptions) Verdict {
 	sort.Strings(judged)
 	if len(differ) == 0 {
 		return Verdict{Invariant: NameMatchesReference, Status: Pass,
-			Reason: fmt.Sprintf("the end state equals the fault-free reference run's: %d objects (primaries: %s, and what they own)", len(g), strings.Join(judged, ", "))}
+			Reason: fmt.Sprintf("the end state equals the fault-free reference run's: %d objects (primaries: %s, and what they own)%s", len(g), strings.Join(judged, ", "), note)}
 	}
 	positions = append(positions, got.Final)
 	vd := Verdict{Invariant: NameMatchesReference, Status: Fail, Positions: positions,
-		Reason: fmt.Sprintf("the end state differs from the fault-free reference run's (same user actions, no fault) in %d of %d objects: %s",
-			len(differ), len(ids), strings.Join(differ, ", ")),
+		Reason: fmt.Sprintf("the end state differs from the fault-free reference run's (same user actions, no fault) in %d of %d objects: %s%s",
+			len(differ), len(ids), strings.Join(differ, ", "), note),
 		Detail: "primaries: " + strings.Join(judged, ", ") + " (and every object they own)\n\n" + strings.Join(diffs, "\n")}
 	at := positions[0]
 	vd.At = &at

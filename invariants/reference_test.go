@@ -160,3 +160,27 @@ func TestMatchesReferenceMatchesGeneratedNamesByContent(t *testing.T) {
 		t.Errorf("reason %q: want the generated Pod named by its prefix", v.Reason)
 	}
 }
+
+// What two fault-free runs disagree on (a random token) is left out, and
+// named; the rest is still compared.
+func TestMatchesReferenceLeavesOutWhatTwoFaultFreeRunsDisagreeOn(t *testing.T) {
+	ref := endState(t, copierRun(t, "r", 0, map[string]any{"n": "1", "token": "aaa"}, nil, "quiet"))
+	again := endState(t, copierRun(t, "s", 0, map[string]any{"n": "1", "token": "bbb"}, nil, "quiet"))
+	got := copierRun(t, "f", 1, map[string]any{"n": "1", "token": "ccc"}, nil, "quiet")
+	wantStatus(t, invariants.MatchesReference(got, ref, invariants.ReferenceOptions{}), invariants.Fail)
+	both := invariants.LeaveOutNondeterminism(ref, again)
+	v := invariants.MatchesReference(got, both, invariants.ReferenceOptions{})
+	wantStatus(t, v, invariants.Pass)
+	if want := "left out: differs between two fault-free runs: secrets/default/a spec.token"; !strings.Contains(v.Reason, want) {
+		t.Errorf("reason %q: want %q", v.Reason, want)
+	}
+	if ref.Nondeterministic != nil {
+		t.Error("LeaveOutNondeterminism changed its input")
+	}
+	wrong := copierRun(t, "f", 1, map[string]any{"n": "2", "token": "ccc"}, nil, "quiet")
+	v = invariants.MatchesReference(wrong, both, invariants.ReferenceOptions{})
+	wantStatus(t, v, invariants.Fail)
+	if strings.Contains(v.Detail, "token") || !strings.Contains(v.Detail, `"2"`) {
+		t.Errorf("diff should show n and not the token:\n%s", v.Detail)
+	}
+}
