@@ -436,10 +436,11 @@ func runJobs(t *testing.T, rep *reporter, jobs []Job, out string) {
 		t.Run(id, func(t *testing.T) {
 			r := &Result{Job: job}
 			start := time.Now()
-			tr, err := runPlan(t, job.Plan)
+			tr, err := runWatched(t, job.Plan)
 			r.Wall = time.Since(start)
 			judge(r, tr, err)
-			rep.judgeReference(r, func(p *sim.Plan) (*sim.Trace, error) { return runPlan(t, p) })
+			saveStacks(r, filepath.Join(out, id))
+			rep.judgeReference(r, func(p *sim.Plan) (*sim.Trace, error) { return runWatched(t, p) })
 			rep.ran()
 			failures, expected := rep.failures(r)
 			switch {
@@ -464,18 +465,36 @@ func runRandom(t *testing.T, rep *reporter, subject string, ps Plans, out string
 	if rep.sink != nil {
 		tb = &catcher{T: t}
 	}
+	stuck := false
 	rapid.Check(tb, func(rt *rapid.T) {
 		p := gen.Draw(rt, "plan").Plan
+		if stuck {
+			return // a run was stuck: the rest are not run (see below)
+		}
 		if ps.cost > 0 && p.Faults.RequestLatency.Kind == "" {
 			p.Faults.RequestLatency = sim.Distribution{Kind: "fixed", Max: sim.Duration(ps.cost)}
 		}
 		r := &Result{Job: NewJob(&p, nil)}
 		start := time.Now()
-		tr, err := runPlan(t, &p)
+		tr, err := runWatched(t, &p)
 		r.Wall = time.Since(start)
 		judge(r, tr, err)
-		rep.judgeReference(r, func(p *sim.Plan) (*sim.Trace, error) { return runPlan(t, p) })
+		rep.judgeReference(r, func(p *sim.Plan) (*sim.Trace, error) { return runWatched(t, p) })
 		rep.ran()
+		if _, ok := r.Err.(*stuckError); ok {
+			// Not shrunk: each smaller plan rapid tried could hang as
+			// long again, and leave one more bubble behind. The plan
+			// drawn is reported as is, and the random plans after it
+			// are not run (each could hang as long).
+			stuck = true
+			saveStacks(r, filepath.Join(out, "random-stuck"))
+			failures, expected := rep.failures(r)
+			text := rep.report(r, failures, expected, filepath.Join(out, "random-stuck"))
+			if rep.sink == nil {
+				t.Error(text)
+			}
+			return
+		}
 		if failures, expected := rep.failures(r); len(failures) > 0 {
 			// The last failing plan (rapid's shrunk one, which it runs
 			// last) is what the folder holds at the end. rapid logs the
