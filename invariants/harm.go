@@ -48,20 +48,8 @@ func noStaleHarm(tr *sim.Trace, _ Options) Verdict {
 				}
 			}
 		case sim.RecReconcile:
-			if !subj[r.Actor] {
-				break
-			}
-			switch r.Op {
-			case "start":
-				open[r.Actor] = append(open[r.Actor], openReconcile{key: r.Key, start: r.Pos})
-			case "end":
-				rs := open[r.Actor]
-				for i := range rs {
-					if rs[i].key == r.Key {
-						open[r.Actor] = append(rs[:i:i], rs[i+1:]...)
-						break
-					}
-				}
+			if subj[r.Actor] {
+				trackReconcile(open, r)
 			}
 		case sim.RecHandler:
 			if !subj[r.Actor] || r.Name == "" {

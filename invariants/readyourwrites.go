@@ -94,6 +94,23 @@ type openReconcile struct {
 	start int
 }
 
+// trackReconcile keeps open, per actor, the reconciles that started and
+// have not ended, from one reconcile record r.
+func trackReconcile(open map[string][]openReconcile, r sim.Record) {
+	switch r.Op {
+	case "start":
+		open[r.Actor] = append(open[r.Actor], openReconcile{key: r.Key, start: r.Pos})
+	case "end":
+		rs := open[r.Actor]
+		for i := range rs {
+			if rs[i].key == r.Key {
+				open[r.Actor] = append(rs[:i:i], rs[i+1:]...)
+				break
+			}
+		}
+	}
+}
+
 // nsName returns an object key's namespace/name, as reconcile keys read.
 func nsName(k key) string {
 	if k.Namespace == "" {
@@ -139,20 +156,8 @@ func readYourWrites(tr *sim.Trace, _ Options) Verdict {
 		case sim.RecRestart:
 			delete(open, r.Actor)
 		case sim.RecReconcile:
-			if !subj[r.Actor] {
-				break
-			}
-			switch r.Op {
-			case "start":
-				open[r.Actor] = append(open[r.Actor], openReconcile{key: r.Key, start: r.Pos})
-			case "end":
-				rs := open[r.Actor]
-				for i := range rs {
-					if rs[i].key == r.Key {
-						open[r.Actor] = append(rs[:i:i], rs[i+1:]...)
-						break
-					}
-				}
+			if subj[r.Actor] {
+				trackReconcile(open, r)
 			}
 		case sim.RecHandler, sim.RecDelivered:
 			if !subj[r.Actor] {
