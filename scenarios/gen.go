@@ -81,21 +81,7 @@ func PlanGenWith(subject string, o GenOptions) *rapid.Generator[sim.Plan] {
 				p.SubjectParams = map[string]string{"handlerDelay": fmt.Sprintf("%dms", ms)}
 			}
 		}
-		switch weighted(t, "latency", []int{1, 2, 2}) {
-		case 1:
-			p.Faults.Latency = sim.Distribution{Kind: "fixed", Max: g.ms("latency-ms", 1, 1000)}
-		case 2:
-			p.Faults.Latency = sim.Distribution{Kind: "uniform", Max: g.ms("latency-max-ms", 1, 1000)}
-		}
-		switch weighted(t, "request-faults", []int{3, 1, 1}) {
-		case 1:
-			// Requests of the subject and the other actors (not the user's
-			// steps) fail with 429, 500 or 503, until the last step.
-			p.Faults.ErrorRate = float64(rapid.IntRange(5, 30).Draw(t, "error-percent")) / 100
-		case 2:
-			// Their writes are applied but answered 504 (EDGE 28).
-			p.Faults.UnknownOutcomeRate = float64(rapid.IntRange(5, 30).Draw(t, "unknown-outcome-percent")) / 100
-		}
+		g.faultPolicy(t, &p.Faults)
 		if weighted(t, "competitor", []int{3, 1}) == 1 {
 			// Another controller labels every object of the subject's
 			// resource, a little after it sees it (EDGE 25): a foreign
@@ -142,10 +128,7 @@ const genMaxEpisodes = 4
 // scale-up followed at once by a delete (children of a terminating owner,
 // EDGE 11); "recreate" deletes the object, strips its finalizers and
 // creates it again, at one instant (EDGE 8).
-var genActions = []struct {
-	name   string
-	weight int
-}{
+var genActions = []weightedName{
 	{"none", 1}, {"create", 2}, {"scale", 2}, {"reconfig", 1}, {"delete", 2}, {"delete-child", 3},
 	{"competitor-label", 1}, {"competitor-child", 1}, {"competitor-status", 2}, {"scale-delete", 2}, {"recreate", 3},
 }
@@ -157,10 +140,7 @@ var genActions = []struct {
 // the subject's next write of a kind time out after it was applied (EDGE
 // 28), "fail" fails it, "crash" crashes the subject before the action and
 // restarts it (possibly with a slow relist of one resource).
-var genFaults = []struct {
-	name   string
-	weight int
-}{
+var genFaults = []weightedName{
 	{"none", 2}, {"hold", 3}, {"hold-expire", 4}, {"timeout", 4}, {"fail", 1}, {"crash", 4},
 	{"break", 1}, {"expire", 2}, {"compact", 1},
 }
@@ -267,6 +247,41 @@ func (g *planGen) object(name string) json.RawMessage {
 	return mustJSON(obj)
 }
 
+// weightedName is one entry of a table of named choices with weights.
+type weightedName struct {
+	name   string
+	weight int
+}
+
+// pick draws a name from table, labelled label, as weighted draws it.
+func pick(t *rapid.T, label string, table []weightedName) string {
+	w := make([]int, len(table))
+	for i, e := range table {
+		w[i] = e.weight
+	}
+	return table[weighted(t, label, w)].name
+}
+
+// faultPolicy draws a plan's watch latency and request faults: the same
+// draws, labelled and ordered the same, for every generator.
+func (g *planGen) faultPolicy(t *rapid.T, f *sim.FaultPolicy) {
+	switch weighted(t, "latency", []int{1, 2, 2}) {
+	case 1:
+		f.Latency = sim.Distribution{Kind: "fixed", Max: g.ms("latency-ms", 1, 1000)}
+	case 2:
+		f.Latency = sim.Distribution{Kind: "uniform", Max: g.ms("latency-max-ms", 1, 1000)}
+	}
+	switch weighted(t, "request-faults", []int{3, 1, 1}) {
+	case 1:
+		// Requests of the subject and the other actors (not the user's
+		// steps) fail with 429, 500 or 503, until the last step.
+		f.ErrorRate = float64(rapid.IntRange(5, 30).Draw(t, "error-percent")) / 100
+	case 2:
+		// Their writes are applied but answered 504 (EDGE 28).
+		f.UnknownOutcomeRate = float64(rapid.IntRange(5, 30).Draw(t, "unknown-outcome-percent")) / 100
+	}
+}
+
 // weighted draws an index of weights, each as likely as its weight; it
 // shrinks toward index 0.
 func weighted(t *rapid.T, label string, weights []int) int {
@@ -288,16 +303,8 @@ func weighted(t *rapid.T, label string, weights []int) int {
 func (g *planGen) episode(t *rapid.T) []sim.Step {
 	g.t = t
 	at := time.Duration(rapid.IntRange(1, 12).Draw(t, "at-s")) * time.Second
-	weights := make([]int, len(genFaults))
-	for i, f := range genFaults {
-		weights[i] = f.weight
-	}
-	fault := genFaults[weighted(t, "fault", weights)].name
-	aw := make([]int, len(genActions))
-	for i, a := range genActions {
-		aw[i] = a.weight
-	}
-	action := genActions[weighted(t, "action", aw)].name
+	fault := pick(t, "fault", genFaults)
+	action := pick(t, "action", genActions)
 	name := genNames[weighted(t, "name", genNameWeights)]
 
 	before, after := g.faultSteps(t, fault, at)

@@ -87,18 +87,7 @@ func SchemaPlanGen(subject string, o SchemaGenOptions) *rapid.Generator[sim.Plan
 			// on a cluster.
 			Kubelet: &sim.Kubelet{ReadyAfter: sim.Duration(time.Second)},
 		}
-		switch weighted(t, "latency", []int{1, 2, 2}) {
-		case 1:
-			p.Faults.Latency = sim.Distribution{Kind: "fixed", Max: g.ms("latency-ms", 1, 1000)}
-		case 2:
-			p.Faults.Latency = sim.Distribution{Kind: "uniform", Max: g.ms("latency-max-ms", 1, 1000)}
-		}
-		switch weighted(t, "request-faults", []int{3, 1, 1}) {
-		case 1:
-			p.Faults.ErrorRate = float64(rapid.IntRange(5, 30).Draw(t, "error-percent")) / 100
-		case 2:
-			p.Faults.UnknownOutcomeRate = float64(rapid.IntRange(5, 30).Draw(t, "unknown-outcome-percent")) / 100
-		}
+		g.faultPolicy(t, &p.Faults)
 		for ki := range o.Kinds {
 			for i, name := range genNames {
 				if weighted(t, fmt.Sprintf("%s %s at start", o.Kinds[ki].Kind, name), []int{1, genNameWeights[i]}) == 1 {
@@ -117,10 +106,7 @@ func SchemaPlanGen(subject string, o SchemaGenOptions) *rapid.Generator[sim.Plan
 
 // schemaActions are the user actions of a schema plan's episode, simplest
 // first, with their weights.
-var schemaActions = []struct {
-	name   string
-	weight int
-}{
+var schemaActions = []weightedName{
 	{"none", 1}, {"create", 2}, {"change-one", 3}, {"change-burst", 2}, {"scale", 2}, {"delete", 2},
 	{"recreate", 3}, {"change-delete", 2}, {"delete-child", 3}, {"competitor-child", 2}, {"competitor-label", 1},
 }
@@ -137,16 +123,8 @@ type schemaGen struct {
 func (g *schemaGen) episode(t *rapid.T) []sim.Step {
 	g.t = t
 	at := time.Duration(rapid.IntRange(1, 12).Draw(t, "at-s")) * time.Second
-	fw := make([]int, len(genFaults))
-	for i, f := range genFaults {
-		fw[i] = f.weight
-	}
-	fault := genFaults[weighted(t, "fault", fw)].name
-	aw := make([]int, len(schemaActions))
-	for i, a := range schemaActions {
-		aw[i] = a.weight
-	}
-	action := schemaActions[weighted(t, "action", aw)].name
+	fault := pick(t, "fault", genFaults)
+	action := pick(t, "action", schemaActions)
 	ki := 0
 	if len(g.kinds) > 1 {
 		ki = rapid.IntRange(0, len(g.kinds)-1).Draw(t, "kind")
