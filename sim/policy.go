@@ -586,15 +586,7 @@ func (p *Policy) StaleReplica(i int) int64 {
 	if s.For > 0 {
 		w.to = now + s.For.D()
 	}
-	// The server's lock is taken without the policy's: the server calls
-	// the policy with its own lock held.
-	p.mu.Lock()
-	srv := p.server
-	p.mu.Unlock()
-	var latest int64
-	if srv != nil {
-		latest = srv.ResourceVersion()
-	}
+	latest, _ := p.serverRV()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	w.held = max(latest-s.Lag, 1)

@@ -47,16 +47,26 @@ type armedCrash struct {
 	fire chan struct{}
 }
 
-// StepPlayed records the server's revision just before plan step i is
-// played (the run calls it first thing for every step).
-func (p *Policy) StepPlayed(i int) {
+// serverRV returns the server's latest resourceVersion, false before the
+// run has given the policy its server. It takes the server's lock without
+// the policy's: the server calls the policy with its own lock held.
+func (p *Policy) serverRV() (int64, bool) {
 	p.mu.Lock()
 	srv := p.server
 	p.mu.Unlock()
 	if srv == nil {
+		return 0, false
+	}
+	return srv.ResourceVersion(), true
+}
+
+// StepPlayed records the server's revision just before plan step i is
+// played (the run calls it first thing for every step).
+func (p *Policy) StepPlayed(i int) {
+	rv, ok := p.serverRV()
+	if !ok {
 		return
 	}
-	rv := srv.ResourceVersion()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if _, ok := p.moments.stepRV[i]; !ok {
@@ -71,13 +81,7 @@ func (p *Policy) countSubjectWrite(req fakeapi.RequestInfo) {
 	if !IsCountedWrite(req.Client == p.moments.subject, req.Verb, req.Resource.Resource) {
 		return
 	}
-	p.mu.Lock()
-	srv := p.server
-	p.mu.Unlock()
-	var rv int64
-	if srv != nil {
-		rv = srv.ResourceVersion()
-	}
+	rv, _ := p.serverRV()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	m := &p.moments
