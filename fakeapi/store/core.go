@@ -156,6 +156,7 @@ func (s *Store) add(r *resState) {
 	r.registryPrefix = registryPrefix(r.GVR)
 	r.objects = map[string][]byte{}
 	r.fieldLabels = r.supportedFields(s)
+	r.strategy = registeredStrategy(r)
 	s.res[r.GVR] = r
 	if _, ok := s.byGK[r.gvk.GroupKind()]; !ok {
 		s.byGK[r.gvk.GroupKind()] = r

@@ -351,6 +351,9 @@ type resState struct {
 	sortedDirty bool
 	// fieldLabels are the field labels field selectors may use.
 	fieldLabels map[string]bool
+	// strategy, if registered (RegisterStrategy), replaces rules' defaults,
+	// preparation and validation of writes (strategy.go).
+	strategy Strategy
 }
 
 // groupResource returns the resource's GroupResource, for errors.

@@ -58,7 +58,7 @@ func (s *Store) generateName(base string) string {
 // newUID returns the next deterministic UID.
 func (s *Store) newUID() types.UID {
 	s.uidSeq++
-	return types.UID(fmt.Sprintf("00000000-0000-0000-0000-%012d", s.uidSeq))
+	return uidOf(s.uidSeq)
 }
 
 // ensureNamespace is rest.EnsureObjectNamespaceMatchesRequestNamespace.
@@ -195,7 +195,9 @@ func (s *Store) create(r *resState, ns string, obj runtime.Object, opts metav1.C
 	if r.HasStatus {
 		setStatus(o, nil)
 	}
-	if r.rules.defaults != nil {
+	if r.strategy != nil {
+		r.strategy.Default(o) // strategy.go: kube-apiserver's own code
+	} else if r.rules.defaults != nil {
 		r.rules.defaults(o)
 	}
 	if r.rules.admit != nil {
@@ -203,11 +205,19 @@ func (s *Store) create(r *resState, ns string, obj runtime.Object, opts metav1.C
 			return nil, nil, err
 		}
 	}
-	if r.rules.prepareCreate != nil {
-		r.rules.prepareCreate(o)
-	}
-	if errs := s.validateObject(r, o, m); len(errs) > 0 {
-		return nil, nil, apierrors.NewInvalid(r.gvk.GroupKind(), m.GetName(), errs)
+	if r.strategy != nil {
+		var errs field.ErrorList
+		if o, errs = s.strategyCreate(r, o); len(errs) > 0 {
+			return nil, nil, apierrors.NewInvalid(r.gvk.GroupKind(), m.GetName(), errs)
+		}
+		m = mustAccessor(o)
+	} else {
+		if r.rules.prepareCreate != nil {
+			r.rules.prepareCreate(o)
+		}
+		if errs := s.validateObject(r, o, m); len(errs) > 0 {
+			return nil, nil, apierrors.NewInvalid(r.gvk.GroupKind(), m.GetName(), errs)
+		}
 	}
 	if m.GetResourceVersion() != "" {
 		return nil, nil, errRVSetOnCreate
@@ -220,7 +230,7 @@ func (s *Store) create(r *resState, ns string, obj runtime.Object, opts metav1.C
 		return nil, nil, apierrors.NewAlreadyExists(r.groupResource(), m.GetName())
 	}
 	m.SetUID(s.newUID())
-	if r.rules.withUID != nil {
+	if r.rules.withUID != nil && r.strategy == nil {
 		r.rules.withUID(o)
 	}
 	if managed == nil {
@@ -356,7 +366,9 @@ func (s *Store) updateManaged(r *resState, key string, o, old runtime.Object, su
 			return nil, nil, apierrors.NewConflict(r.groupResource(), m.GetName(), errors.New(optimisticLockErrorMsg))
 		}
 	}
-	if r.rules.defaults != nil {
+	if r.strategy != nil {
+		r.strategy.Default(o)
+	} else if r.rules.defaults != nil {
 		r.rules.defaults(o)
 	}
 	// rest.BeforeUpdate and the strategies' PrepareForUpdate.
@@ -398,17 +410,24 @@ func (s *Store) updateManaged(r *resState, key string, o, old runtime.Object, su
 		}
 		s.trackUpdate(r, old, o, trackSub, s.manager)
 	}
-	if r.rules.prepareUpdate != nil && sub == "" {
-		r.rules.prepareUpdate(o, old)
-	}
-	if r.rules.generation && sub != "status" && specChanged(r, old, o) {
-		m.SetGeneration(oldM.GetGeneration() + 1)
-	}
-	errs := validateMetaUpdate(m, oldM)
-	errs = append(errs, validateKubeFinalizers(r, m)...)
-	errs = append(errs, s.validateSpec(r, o, old)...)
-	if r.rules.validateUpdate != nil {
-		errs = append(errs, r.rules.validateUpdate(o, old)...)
+	var errs field.ErrorList
+	if r.strategy != nil {
+		if o, errs = s.strategyUpdate(r, o, old, sub); len(errs) == 0 {
+			m = mustAccessor(o)
+		}
+	} else {
+		if r.rules.prepareUpdate != nil && sub == "" {
+			r.rules.prepareUpdate(o, old)
+		}
+		if r.rules.generation && sub != "status" && specChanged(r, old, o) {
+			m.SetGeneration(oldM.GetGeneration() + 1)
+		}
+		errs = validateMetaUpdate(m, oldM)
+		errs = append(errs, validateKubeFinalizers(r, m)...)
+		errs = append(errs, s.validateSpec(r, o, old)...)
+		if r.rules.validateUpdate != nil {
+			errs = append(errs, r.rules.validateUpdate(o, old)...)
+		}
 	}
 	if len(errs) > 0 {
 		return nil, nil, apierrors.NewInvalid(r.gvk.GroupKind(), m.GetName(), errs)
