@@ -149,6 +149,9 @@ type armedFault struct {
 	verb     string
 	resource string
 	target   string
+	// afterWrite, when > 0, keeps the fault for a request that comes
+	// after the subject's afterWrite-th write request (Step.AfterWrite).
+	afterWrite int
 }
 
 // window is a fault that lasts [from, to) of virtual time.
@@ -456,13 +459,15 @@ func (p *Policy) BeforeRequest(req fakeapi.RequestInfo) fakeapi.RequestFault {
 		return fakeapi.RequestFault{}
 	}
 	now := p.now()
-	p.countSubjectWrite(req)
+	k := p.countSubjectWrite(req)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.decideLocked(req, now)
+	return p.decideLocked(req, now, k)
 }
 
-func (p *Policy) decideLocked(req fakeapi.RequestInfo, now time.Duration) fakeapi.RequestFault {
+// decideLocked decides req's fault; k is req's rank among the subject's
+// counted writes (0: not one).
+func (p *Policy) decideLocked(req fakeapi.RequestInfo, now time.Duration, k int) fakeapi.RequestFault {
 	write := slices.Contains(WriteVerbs, req.Verb)
 	// The request's name for its draws: what it is (client, verb, object)
 	// and how many such requests came before it. With the scheduler,
@@ -471,8 +476,14 @@ func (p *Policy) decideLocked(req fakeapi.RequestInfo, now time.Duration) fakeap
 	base, _ := requestKey(req)
 	p.requests[base]++
 	key := base + " #" + strconv.Itoa(p.requests[base])
+	// The subject's writes before this request (a write does not come
+	// after itself).
+	before := len(p.moments.writeRV)
+	if k > 0 {
+		before = k - 1
+	}
 	for i, a := range p.armed {
-		if (a.target != "" && a.target != req.Client) || !resourceMatches(a.resource, req.Resource) {
+		if (a.target != "" && a.target != req.Client) || !resourceMatches(a.resource, req.Resource) || a.afterWrite > before {
 			continue
 		}
 		if a.op == "fail-next" && (a.verb == "" || a.verb == req.Verb) {
@@ -561,12 +572,13 @@ func statusError(code int, why string) error {
 }
 
 // Arm arms the one-shot fault of step i (fail-next or timeout-next-write):
-// the next matching request gets it.
+// the next matching request gets it; with Step.AfterWrite K, the next
+// matching request after the subject's K-th write request.
 func (p *Policy) Arm(i int) {
 	s := p.steps[i]
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.armed = append(p.armed, armedFault{step: i, op: s.Op, code: s.Code, verb: s.Verb, resource: s.Resource, target: s.Target})
+	p.armed = append(p.armed, armedFault{step: i, op: s.Op, code: s.Code, verb: s.Verb, resource: s.Resource, target: s.Target, afterWrite: s.AfterWrite})
 }
 
 // StaleReplica starts the stale-replica window of step i: a replica held

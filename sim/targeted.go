@@ -76,10 +76,11 @@ func (p *Policy) StepPlayed(i int) {
 
 // countSubjectWrite counts a write request of the subject, records the
 // revision before it and fires the crash armed for it. It is called before
-// the request is applied, with no lock held.
-func (p *Policy) countSubjectWrite(req fakeapi.RequestInfo) {
+// the request is applied, with no lock held. It returns the write's rank
+// (k for the subject's k-th write), 0 for a request that is not counted.
+func (p *Policy) countSubjectWrite(req fakeapi.RequestInfo) int {
 	if !IsCountedWrite(req.Client == p.moments.subject, req.Verb, req.Resource.Resource) {
-		return
+		return 0
 	}
 	rv, _ := p.serverRV()
 	p.mu.Lock()
@@ -94,6 +95,7 @@ func (p *Policy) countSubjectWrite(req fakeapi.RequestInfo) {
 		}
 		return false
 	})
+	return k
 }
 
 // SubjectWrites returns how many write requests of the subject reached

@@ -90,3 +90,38 @@ func TestStaleReplicaAsOfAStepServesTheStateJustBeforeIt(t *testing.T) {
 		t.Errorf("cache %v, server %v", cache, final)
 	}
 }
+
+// A fail-next with afterWrite=K waits for the subject's K-th write: the
+// first matching request after it fails, the writes before it do not, and
+// the K-th write itself is not "after" itself.
+func TestFailNextAfterTheSubjectsKthWriteHitsItsNextWrite(t *testing.T) {
+	p := plan(
+		sim.Step{At: 0, Actor: "faults", Op: "fail-next", Code: 500, Verb: "patch", Resource: "configmaps", Target: simtest.Name, AfterWrite: 2},
+		sim.Step{At: at(time.Second), Actor: "user", Op: "create", Object: cm("b")},
+		sim.Step{At: at(2 * time.Second), Actor: "user", Op: "create", Object: cm("c")},
+		sim.Step{At: at(3 * time.Second), Actor: "user", Op: "create", Object: cm("d")},
+	)
+	p.SubjectParams = map[string]string{"label": "lab.cachelab.dev/seen"}
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	tr := run(t, p)
+	var codes []int
+	for _, r := range tr.Records {
+		if r.Kind == sim.RecRequest && r.Actor == simtest.Name && r.Verb == "patch" {
+			codes = append(codes, r.Code)
+		}
+	}
+	// a (at the start), b, then c's patch fails once and is retried; d.
+	if len(codes) < 4 || codes[0] >= 300 || codes[1] >= 300 || codes[2] != 500 {
+		t.Fatalf("the subject's patches answered %v, want the third (the first after write #2) to fail with 500", codes)
+	}
+	for _, c := range codes[3:] {
+		if c != 200 {
+			t.Errorf("the subject's patches answered %v: only one should fail", codes)
+		}
+	}
+	if _, final := cacheAndFinal(t, tr); len(final) != 4 {
+		t.Errorf("server %v: want a..d", final)
+	}
+}

@@ -50,8 +50,8 @@ var (
 		"expire":             {"resource", "target"},
 		"compact":            {"lag"},
 		"stale-replica":      {"lag", "for", "target", "notOlderThan", "asOf"},
-		"fail-next":          {"code", "verb", "resource", "target"},
-		"timeout-next-write": {"verb", "resource", "target"},
+		"fail-next":          {"code", "verb", "resource", "target", "afterWrite"},
+		"timeout-next-write": {"verb", "resource", "target", "afterWrite"},
 		"hold":               {"resource", "target", "for"},
 		"release":            {"resource", "target"},
 		"crash":              {"midReconcile", "afterWrite"},
@@ -593,7 +593,7 @@ func (p *Plan) validateStep(i int) []*PlanError {
 		bad("for", "must not be negative, got %s", s.For)
 	}
 	if s.AfterWrite < 0 {
-		bad("afterWrite", "must not be negative (the subject's write to crash after, counted from 1), got %d", s.AfterWrite)
+		bad("afterWrite", "must not be negative (the subject's write to crash or fault after, counted from 1), got %d", s.AfterWrite)
 	}
 	if s.AfterWrite > 0 && s.MidReconcile {
 		bad("afterWrite", "give either midReconcile or afterWrite, not both")

@@ -160,7 +160,9 @@ type Step struct {
 	// server applies it, and the process is cancelled before it sends
 	// anything else, so a crash can fall between two writes of one
 	// reconcile (Sieve's intermediate state). A controller step before it
-	// fires crashes at once.
+	// fires crashes at once. For fail-next and timeout-next-write, the
+	// fault waits for the first matching request after that write: aimed
+	// at the subject's next write of that verb and resource.
 	AfterWrite int `json:"afterWrite,omitempty"`
 	// AsOf, for stale-replica, names the moment whose state the held
 	// replica serves, instead of Lag: "step:N" is just before plan step N
