@@ -25,10 +25,15 @@ const (
 	// ClassIntermediate: the controller crashes right after its k-th write
 	// of a reconcile that made more writes, and restarts.
 	ClassIntermediate = "intermediate-state"
+	// ClassRequest: not one of Sieve's three; the campaign's extension in
+	// their spirit. One of the controller's writes, named by the
+	// reference, fails (500: nothing applied) or times out after it was
+	// applied (504: the outcome unknown to the controller).
+	ClassRequest = "request-fault"
 )
 
 // TargetedClasses lists the classes in the order the generator emits them.
-var TargetedClasses = []string{ClassStale, ClassUnobserved, ClassIntermediate}
+var TargetedClasses = []string{ClassStale, ClassUnobserved, ClassIntermediate, ClassRequest}
 
 // Targeted is one targeted plan: the base plan's user actions plus one
 // perturbation placed where the reference run shows the controller
@@ -92,6 +97,8 @@ type refView struct {
 	// changes are the server writes of other actors (the user, the
 	// kubelet, the garbage collector...), in revision order.
 	changes []refChange
+	// ownDeletes are the subject's writes that removed an object.
+	ownDeletes []refChange
 	// seen maps "resource ns/name" to the resourceVersions the subject's
 	// handlers saw.
 	seen map[string]map[int64]bool
@@ -100,6 +107,27 @@ type refView struct {
 	// lists is true when the subject's informers LIST (no WatchList): a
 	// list at resourceVersion "0" may be served by a lagging replica.
 	lists bool
+	// revs are the trace positions and revisions of every server write,
+	// in order (the revision a moment holds a replica at).
+	revs []posRV
+}
+
+// posRV is a server write's trace position and revision.
+type posRV struct {
+	pos int
+	rv  int64
+}
+
+// rvBefore returns the server's revision just before trace position pos.
+func (v *refView) rvBefore(pos int) int64 {
+	var rv int64
+	for _, w := range v.revs {
+		if w.pos >= pos {
+			break
+		}
+		rv = w.rv
+	}
+	return rv
 }
 
 // refWrite is one counted write request of the subject.
@@ -198,12 +226,19 @@ func readReference(tr *sim.Trace) *refView {
 			}
 			v.seen[k][r.RV] = true
 		case sim.RecWrite:
+			v.revs = append(v.revs, posRV{r.Pos, r.RV})
 			k := objKey(r.Resource, r.Namespace, r.Name)
 			recreated := r.Verb == "create" && uids[k] != "" && uids[k] != r.UID
 			if r.UID != "" {
 				uids[k] = r.UID
 			}
 			if r.Actor == v.subject {
+				if r.EventType == "DELETED" {
+					// The subject's own deletes: a delete it learns only
+					// from a relist is a tombstone (unobservedState).
+					v.ownDeletes = append(v.ownDeletes, refChange{at: r.At.D(), pos: r.Pos, actor: r.Actor, verb: r.Verb, event: r.EventType,
+						resource: r.Resource, key: r.Namespace + "/" + r.Name, uid: r.UID, rv: r.RV, step: -1})
+				}
 				continue
 			}
 			c := refChange{at: r.At.D(), pos: r.Pos, actor: r.Actor, verb: r.Verb, event: r.EventType, resource: r.Resource,
@@ -235,9 +270,11 @@ func TargetedPlans(base *sim.Plan, ref *sim.Trace, opt TargetedOptions) ([]Targe
 	var pruned []Pruned
 	s, p := staleState(base, v, opt)
 	out, pruned = append(out, s...), append(pruned, p...)
-	s, p = unobservedState(base, v)
+	s, p = unobservedState(base, v, opt)
 	out, pruned = append(out, s...), append(pruned, p...)
 	s, p = intermediateState(base, v, opt)
+	out, pruned = append(out, s...), append(pruned, p...)
+	s, p = requestFaults(base, v)
 	out, pruned = append(out, s...), append(pruned, p...)
 	return out, pruned
 }
@@ -288,9 +325,14 @@ func stepsEqual(a, b sim.Step) bool {
 }
 
 // staleState: for each moment just before a delete, a deletionTimestamp, a
-// spec change or a recreate by the user (or a delete by the subject), a
-// restart after the controller acted on it, onto a replica held at that
-// moment.
+// spec change or a recreate by the user (or a delete by the subject), and
+// each later point where the controller has acted (right after its first
+// write after the moment; and once its reaction to each later user step
+// has settled), a restart at that point onto a replica held at the
+// moment: the restarted controller sees the moment's state next to what
+// it wrote since (Sieve pairs a staleness point with a later restart
+// point: a deleted predecessor's deletionTimestamp next to the children of
+// its successor).
 func staleState(base *sim.Plan, v *refView, opt TargetedOptions) ([]Targeted, []Pruned) {
 	type moment struct {
 		asOf, what string
@@ -327,56 +369,116 @@ func staleState(base *sim.Plan, v *refView, opt TargetedOptions) ([]Targeted, []
 			ms = append(ms, moment{asOf: sim.FormatMoment(sim.MomentWrite, w.k), what: fmt.Sprintf("the controller's delete of %s (%s, its write #%d)", w.key, w.resource, w.k), at: w.at, pos: w.pos, resource: w.resource})
 		}
 	}
+	// settled[i] is where the controller's reaction to the i-th user step
+	// change has settled: its last write after that change and before the
+	// next one.
+	type point struct {
+		pos  int
+		at   time.Duration
+		what string
+	}
+	var settled []point
+	var stepChanges []refChange
+	for _, c := range v.changes {
+		if c.step >= 0 && c.actor != "setup" && (len(stepChanges) == 0 || stepChanges[len(stepChanges)-1].step != c.step) {
+			stepChanges = append(stepChanges, c)
+		}
+	}
+	for i, c := range stepChanges {
+		next := int(^uint(0) >> 1)
+		if i+1 < len(stepChanges) {
+			next = stepChanges[i+1].pos
+		}
+		var last *refWrite
+		for j := range v.writes {
+			if v.writes[j].pos > c.pos && v.writes[j].pos < next {
+				last = &v.writes[j]
+			}
+		}
+		if last != nil {
+			settled = append(settled, point{pos: last.pos, at: last.at, what: fmt.Sprintf("its reaction to step %d (%s %s) settled", c.step, c.verb, c.key)})
+		}
+	}
 	var out []Targeted
 	var pruned []Pruned
+	same := map[string]string{} // held revision and restart time -> the plan that has them
 	for _, m := range ms {
 		desc := "restart onto a replica held just before " + m.what
 		if !v.lists {
-			pruned = append(pruned, Pruned{ClassStale, desc, "the subject's informers sync with a WatchList at resourceVersion \"\" (consistent, client-go's default since v0.35): a restart cannot list from a lagging replica"})
+			pruned = append(pruned, Pruned{ClassStale, desc, "the subject's informers sync with a WatchList at resourceVersion \"\" (consistent, client-go's default since v0.35): a restart cannot list from a lagging replica; to test an older client, run with WatchList off (KUBE_FEATURE_WatchListClient=false)"})
 			continue
 		}
 		if !v.watched[m.resource] {
 			pruned = append(pruned, Pruned{ClassStale, desc, "the subject neither lists nor watches " + m.resource})
 			continue
 		}
-		// Restart once the controller has acted on the change: right
-		// after its first write after the moment.
-		var after *refWrite
+		// Restart points: once the controller has acted on the change
+		// (right after its first write after the moment), then each time
+		// its reaction to a later user step has settled.
+		var points []point
 		for i := range v.writes {
 			if v.writes[i].pos > m.pos {
-				after = &v.writes[i]
+				points = append(points, point{pos: v.writes[i].pos, at: v.writes[i].at, what: fmt.Sprintf("its first write after it (#%d)", v.writes[i].k)})
 				break
 			}
 		}
-		if after == nil {
+		if len(points) == 0 {
 			pruned = append(pruned, Pruned{ClassStale, desc, "the controller writes nothing after it: no action to take from a stale view"})
 			continue
 		}
-		t := sim.Duration(after.at + time.Millisecond)
-		p := withSteps(base, fmt.Sprintf("stale-%s", strings.ReplaceAll(m.asOf, ":", "")),
-			sim.Step{At: t, Actor: "controller", Op: "crash"},
-			sim.Step{At: t, Actor: sim.ActorFaults, Op: "stale-replica", AsOf: m.asOf, For: sim.Duration(opt.StaleFor), Target: v.subject},
-			sim.Step{At: t, Actor: "controller", Op: "restart"},
-		)
-		if kind, n, _ := sim.ParseMoment(m.asOf); kind == sim.MomentStep {
-			n2 := renumber(&p, base, n)
-			for i := range p.Steps {
-				if p.Steps[i].Op == "stale-replica" {
-					p.Steps[i].AsOf = sim.FormatMoment(sim.MomentStep, n2)
-				}
+		for _, sp := range settled {
+			if sp.pos > points[0].pos && sp.at > points[len(points)-1].at {
+				points = append(points, sp)
 			}
 		}
-		out = append(out, Targeted{Class: ClassStale, Perturbation: fmt.Sprintf("%s, at %s", desc, t), Plan: p})
+		held := v.rvBefore(m.pos)
+		for _, pt := range points {
+			t := sim.Duration(pt.at + time.Millisecond)
+			pdesc := fmt.Sprintf("%s, after %s, at %s", desc, pt.what, t)
+			key := fmt.Sprintf("%d %s", held, t)
+			if first, dup := same[key]; dup {
+				pruned = append(pruned, Pruned{ClassStale, pdesc, fmt.Sprintf("the same held state (revision %d in the reference) and restart time as %q", held, first)})
+				continue
+			}
+			same[key] = pdesc
+			suffix := fmt.Sprintf("stale-%s", strings.ReplaceAll(m.asOf, ":", ""))
+			if len(points) > 1 && pt != points[0] {
+				suffix += fmt.Sprintf("-at%s", t)
+			}
+			p := withSteps(base, suffix,
+				sim.Step{At: t, Actor: "controller", Op: "crash"},
+				sim.Step{At: t, Actor: sim.ActorFaults, Op: "stale-replica", AsOf: m.asOf, For: sim.Duration(opt.StaleFor), Target: v.subject},
+				sim.Step{At: t, Actor: "controller", Op: "restart"},
+			)
+			if kind, n, _ := sim.ParseMoment(m.asOf); kind == sim.MomentStep {
+				n2 := renumber(&p, base, n)
+				for i := range p.Steps {
+					if p.Steps[i].Op == "stale-replica" {
+						p.Steps[i].AsOf = sim.FormatMoment(sim.MomentStep, n2)
+					}
+				}
+			}
+			out = append(out, Targeted{Class: ClassStale, Perturbation: pdesc, Plan: p})
+		}
 	}
 	return out, pruned
 }
 
-// unobservedState: for each state of an object that the controller saw in
-// the reference and that another actor changed again, a plan where the
-// controller's watch of that resource is held from just before that state
-// until just after the next, then expires: the relist shows only the next
-// state.
-func unobservedState(base *sim.Plan, v *refView) ([]Targeted, []Pruned) {
+// unobservedState: the controller never observes a state its logic may
+// need to see:
+//   - for each state of an object that the controller saw in the
+//     reference and that another actor changed again, its watch of that
+//     resource is held from just before that state until just after the
+//     next, then expires: the relist shows only the next state;
+//   - for each delete of an object the controller saw (its own deletes
+//     included), its watch is held across the delete, then expires: the
+//     delete reaches it from the relist, as a tombstone
+//     (cache.DeletedFinalStateUnknown), never as a watch event;
+//   - for each user change of an object the controller had seen, it is
+//     down across the change (a crash just before, a restart just after
+//     the burst of changes it would have seen one by one): the new process
+//     meets the object already changed, and never sees it change.
+func unobservedState(base *sim.Plan, v *refView, opt TargetedOptions) ([]Targeted, []Pruned) {
 	var out []Targeted
 	var pruned []Pruned
 	byKey := map[string][]refChange{}
@@ -389,6 +491,20 @@ func unobservedState(base *sim.Plan, v *refView) ([]Targeted, []Pruned) {
 		byKey[k] = append(byKey[k], c)
 	}
 	covered := map[string]bool{}
+	hold := func(suffix, desc, resource string, from, to time.Duration) {
+		win := fmt.Sprintf("%s %d %d", resource, from, to)
+		if covered[win] {
+			return // two states hidden by the same hold and expiry are one plan
+		}
+		covered[win] = true
+		res := resourceArg(resource)
+		p := withSteps(base, suffix,
+			sim.Step{At: sim.Duration(from), Actor: sim.ActorFaults, Op: "hold", Resource: res, Target: v.subject},
+			sim.Step{At: sim.Duration(to), Actor: sim.ActorFaults, Op: "expire", Resource: res, Target: v.subject},
+			sim.Step{At: sim.Duration(to), Actor: sim.ActorFaults, Op: "release", Resource: res, Target: v.subject},
+		)
+		out = append(out, Targeted{Class: ClassUnobserved, Perturbation: fmt.Sprintf("%s: watch of %s held %s..%s, then 410 and relist", desc, res, from, to), Plan: p})
+	}
 	for _, k := range keys {
 		cs := byKey[k]
 		for i := 0; i+1 < len(cs); i++ {
@@ -406,21 +522,79 @@ func unobservedState(base *sim.Plan, v *refView) ([]Targeted, []Pruned) {
 				pruned = append(pruned, Pruned{ClassUnobserved, desc, "the subject's handlers never saw that state in the reference: hiding it changes nothing it sees"})
 				continue
 			}
-			// One plan per window: two states hidden by the same hold
-			// and expiry are the same plan.
-			from, to := a.at-time.Millisecond, b.at+time.Millisecond
-			win := fmt.Sprintf("%s %d %d", a.resource, from, to)
-			if covered[win] {
+			hold(fmt.Sprintf("unobserved-%s-rv%d", nameOf(a.key), a.rv), desc, a.resource, a.at-time.Millisecond, b.at+time.Millisecond)
+		}
+	}
+	// Deletes learned from a relist only.
+	deletes := slices.Clone(v.ownDeletes)
+	for _, c := range v.changes {
+		if c.event == "DELETED" {
+			deletes = append(deletes, c)
+		}
+	}
+	sort.SliceStable(deletes, func(i, j int) bool { return deletes[i].pos < deletes[j].pos })
+	tomb := map[string]bool{}
+	for _, d := range deletes {
+		desc := fmt.Sprintf("hide the delete of %s %s (by %s) behind a relist (a tombstone)", d.resource, d.key, d.actor)
+		if !v.watched[d.resource] {
+			pruned = append(pruned, Pruned{ClassUnobserved, desc, "the subject does not watch " + d.resource})
+			continue
+		}
+		if len(v.seen[objKey(d.resource, nsOf(d.key), nameOf(d.key))]) == 0 {
+			pruned = append(pruned, Pruned{ClassUnobserved, desc, "the subject's handlers never saw the object: its delete changes nothing it sees"})
+			continue
+		}
+		// One plan per resource and deleter: the handler's tombstone path
+		// is the same for every object of it.
+		if tk := d.resource + " " + d.actor; tomb[tk] {
+			pruned = append(pruned, Pruned{ClassUnobserved, desc, "a tombstone of " + d.resource + " deleted by " + d.actor + " is already generated"})
+			continue
+		} else {
+			tomb[tk] = true
+		}
+		hold(fmt.Sprintf("unobserved-tombstone-%s-rv%d", nameOf(d.key), d.rv), desc, d.resource, d.at-time.Millisecond, d.at+time.Millisecond)
+	}
+	// The controller down across a change.
+	down := map[string]bool{}
+	for _, k := range keys {
+		cs := byKey[k]
+		for i, c := range cs {
+			if c.step < 0 || c.actor == "setup" || c.at == 0 || !(c.verb == "update" || c.verb == "patch" || (c.verb == "delete" && c.event == "MODIFIED")) {
 				continue
 			}
-			covered[win] = true
-			res := resourceArg(a.resource)
-			p := withSteps(base, fmt.Sprintf("unobserved-%s-rv%d", nameOf(a.key), a.rv),
-				sim.Step{At: sim.Duration(from), Actor: sim.ActorFaults, Op: "hold", Resource: res, Target: v.subject},
-				sim.Step{At: sim.Duration(to), Actor: sim.ActorFaults, Op: "expire", Resource: res, Target: v.subject},
-				sim.Step{At: sim.Duration(to), Actor: sim.ActorFaults, Op: "release", Resource: res, Target: v.subject},
+			desc := fmt.Sprintf("the controller down across the change of %s %s (%s by %s, step %d)", c.resource, c.key, c.verb, c.actor, c.step)
+			if !v.watched[c.resource] {
+				pruned = append(pruned, Pruned{ClassUnobserved, desc, "the subject does not watch " + c.resource})
+				continue
+			}
+			sawBefore := false
+			for rv := range v.seen[objKey(c.resource, nsOf(c.key), nameOf(c.key))] {
+				sawBefore = sawBefore || rv < c.rv
+			}
+			if !sawBefore {
+				pruned = append(pruned, Pruned{ClassUnobserved, desc, "the subject's handlers never saw the object before the change: a new process meets it as the old one would"})
+				continue
+			}
+			// The burst: the changes of the object that follow with no
+			// write of the controller between them.
+			end := c
+			for _, n := range cs[i+1:] {
+				if slices.ContainsFunc(v.writes, func(w refWrite) bool { return w.pos > end.pos && w.pos < n.pos }) {
+					break
+				}
+				end = n
+			}
+			from, to := c.at-time.Millisecond, end.at+time.Millisecond
+			if w := fmt.Sprintf("%d %d", from, to); down[w] {
+				continue
+			} else {
+				down[w] = true
+			}
+			p := withSteps(base, fmt.Sprintf("unobserved-down-%s-rv%d", nameOf(c.key), c.rv),
+				sim.Step{At: sim.Duration(from), Actor: "controller", Op: "crash"},
+				sim.Step{At: sim.Duration(to), Actor: "controller", Op: "restart"},
 			)
-			out = append(out, Targeted{Class: ClassUnobserved, Perturbation: fmt.Sprintf("%s: watch of %s held %s..%s, then 410 and relist", desc, res, from, to), Plan: p})
+			out = append(out, Targeted{Class: ClassUnobserved, Perturbation: fmt.Sprintf("%s: crash at %s, restart at %s", desc, from, to), Plan: p})
 		}
 	}
 	return out, pruned
@@ -472,3 +646,40 @@ func nameOf(key string) string { _, n, _ := strings.Cut(key, "/"); return n }
 // resourceArg turns a trace's resource ("pods", "bellerophons.lab.cachelab.dev")
 // into a step's resource argument.
 func resourceArg(resource string) string { return resource }
+
+// requestFaults: for the first write of each verb and resource of the
+// controller in the reference, a plan where that write fails (500:
+// nothing applied) and one where it is applied and then times out (504:
+// the controller cannot tell whether it happened); each armed for the
+// controller's next such write after the write before it in the
+// reference (fail-next / timeout-next-write with afterWrite).
+func requestFaults(base *sim.Plan, v *refView) ([]Targeted, []Pruned) {
+	var out []Targeted
+	var pruned []Pruned
+	first := map[string]int{}
+	for _, w := range v.writes {
+		verb, sub, _ := strings.Cut(w.verb, "/")
+		what := fmt.Sprintf("the controller's write #%d (%s %s %s)", w.k, w.verb, w.resource, w.key)
+		sig := w.verb + " " + w.resource
+		if j, dup := first[sig]; dup {
+			pruned = append(pruned, Pruned{ClassRequest, "fail or time out " + what, fmt.Sprintf("the same verb and resource as write #%d", j)})
+			continue
+		}
+		first[sig] = w.k
+		if sub != "" {
+			// A status write and a write of the object have one verb:
+			// the fault would hit whichever comes first.
+			what += " (or its next " + verb + " of " + w.resource + ")"
+		}
+		arm := func(op string, code int) sim.Step {
+			return sim.Step{At: 0, Actor: sim.ActorFaults, Op: op, Code: code, Verb: verb, Resource: resourceArg(w.resource), Target: v.subject, AfterWrite: w.k - 1}
+		}
+		out = append(out,
+			Targeted{Class: ClassRequest, Perturbation: "fail " + what + " with 500 (nothing applied)",
+				Plan: withSteps(base, fmt.Sprintf("request-fail-w%d", w.k), arm("fail-next", 500))},
+			Targeted{Class: ClassRequest, Perturbation: "apply " + what + ", then answer 504 (timeout: outcome unknown to the controller)",
+				Plan: withSteps(base, fmt.Sprintf("request-timeout-w%d", w.k), arm("timeout-next-write", 0))},
+		)
+	}
+	return out, pruned
+}

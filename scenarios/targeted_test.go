@@ -2,6 +2,7 @@ package scenarios_test
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -66,8 +67,49 @@ func TestTargetedPlansAimAtTheReferencesReadsAndWrites(t *testing.T) {
 			for _, p := range pruned {
 				t.Logf("  pruned %s: %s: %s", p.Class, p.Perturbation, p.Why)
 			}
-			if count[scenarios.ClassUnobserved] == 0 || count[scenarios.ClassIntermediate] == 0 {
-				t.Errorf("plans per class %v: want unobserved and intermediate plans", count)
+			if count[scenarios.ClassUnobserved] == 0 || count[scenarios.ClassIntermediate] == 0 || count[scenarios.ClassRequest] == 0 {
+				t.Errorf("plans per class %v: want unobserved, intermediate and request-fault plans", count)
+			}
+			// Each kind of perturbation is there, aimed where the
+			// reference shows the controller acting.
+			has := func(class, nameIn string, ok func(sim.Plan) bool) {
+				t.Helper()
+				for _, p := range plans {
+					if p.Class == class && strings.Contains(p.Plan.Name, nameIn) && ok(p.Plan) {
+						return
+					}
+				}
+				t.Errorf("no %s plan named *%s* of the wanted shape", class, nameIn)
+			}
+			any := func(sim.Plan) bool { return true }
+			has(scenarios.ClassUnobserved, "-unobserved-tombstone-", any)
+			has(scenarios.ClassUnobserved, "-unobserved-down-", func(p sim.Plan) bool {
+				// Down across the scale to 3 at 2s.
+				return slices.ContainsFunc(p.Steps, func(s sim.Step) bool { return s.Op == "crash" && s.At.D() < 2*time.Second }) &&
+					slices.ContainsFunc(p.Steps, func(s sim.Step) bool { return s.Op == "restart" && s.At.D() > 2*time.Second && s.At.D() < 3*time.Second })
+			})
+			armedAfterWrite := func(op string) func(sim.Plan) bool {
+				return func(p sim.Plan) bool {
+					return slices.ContainsFunc(p.Steps, func(s sim.Step) bool { return s.Op == op && s.Target == c.subject && s.Verb != "" && s.Resource != "" })
+				}
+			}
+			has(scenarios.ClassRequest, "-request-fail-w", armedAfterWrite("fail-next"))
+			has(scenarios.ClassRequest, "-request-timeout-w", armedAfterWrite("timeout-next-write"))
+			if c.wantStale {
+				// A replica held before the delete at 5s, the restart after
+				// the recreate at 8s has been acted on: the predecessor
+				// next to its successor's children.
+				has(scenarios.ClassStale, "-stale-", func(p sim.Plan) bool {
+					for _, s := range p.Steps {
+						if s.Op != "stale-replica" {
+							continue
+						}
+						kind, n, _ := sim.ParseMoment(s.AsOf)
+						before := kind == sim.MomentWrite || (kind == sim.MomentStep && p.Steps[n].At.D() <= 5*time.Second && p.Steps[n].Op == "delete")
+						return before && s.At.D() > 8*time.Second
+					}
+					return false
+				})
 			}
 			if got := count[scenarios.ClassStale] > 0; got != c.wantStale {
 				t.Errorf("stale-state plans %d, want some: %v", count[scenarios.ClassStale], c.wantStale)
