@@ -62,6 +62,13 @@ type kindRules struct {
 	// that change the kind (pods), after defaulting; an error refuses the
 	// create.
 	admit func(s *Store, obj runtime.Object) error
+	// allocate is the service REST's allocator (BeginCreate and
+	// BeginUpdate: IP families, addresses, node ports), run after
+	// admission on creates and on updates of the main resource (old nil on
+	// create), before the strategy's preparation and validation; an error
+	// refuses the write. It runs whether or not a Strategy is registered:
+	// kube-apiserver's allocators are not part of its strategies.
+	allocate func(s *Store, obj, old runtime.Object) error
 	// gracePeriod, when set, makes the kind's deletes graceful (the
 	// strategy's CheckGracefulDelete): it returns the grace period of a
 	// delete asking grace (nil: none asked) of obj.

@@ -320,9 +320,12 @@ func init() {
 						s.Spec.InternalTrafficPolicy = ptr.To(corev1.ServiceInternalTrafficPolicyCluster)
 					}
 				}
+			},
+			allocate: func(_ *Store, obj, _ runtime.Object) error {
 				// The service REST's IP family defaults of a headless
 				// service (a ClusterIP one would also get an address
 				// allocated: not modelled).
+				s := obj.(*corev1.Service)
 				if s.Spec.ClusterIP == corev1.ClusterIPNone {
 					if len(s.Spec.ClusterIPs) == 0 {
 						s.Spec.ClusterIPs = []string{corev1.ClusterIPNone}
@@ -342,6 +345,7 @@ func init() {
 						}
 					}
 				}
+				return nil
 			},
 			validate: func(obj runtime.Object) field.ErrorList {
 				s := obj.(*corev1.Service)

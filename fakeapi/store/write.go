@@ -205,6 +205,11 @@ func (s *Store) create(r *resState, ns string, obj runtime.Object, opts metav1.C
 			return nil, nil, err
 		}
 	}
+	if r.rules.allocate != nil {
+		if err := r.rules.allocate(s, o, nil); err != nil {
+			return nil, nil, err
+		}
+	}
 	if r.strategy != nil {
 		var errs field.ErrorList
 		if o, errs = s.strategyCreate(r, o); len(errs) > 0 {
@@ -370,6 +375,11 @@ func (s *Store) updateManaged(r *resState, key string, o, old runtime.Object, su
 		r.strategy.Default(o)
 	} else if r.rules.defaults != nil {
 		r.rules.defaults(o)
+	}
+	if r.rules.allocate != nil && sub == "" {
+		if err := r.rules.allocate(s, o, old); err != nil {
+			return nil, nil, err
+		}
 	}
 	// rest.BeforeUpdate and the strategies' PrepareForUpdate.
 	m.SetGeneration(oldM.GetGeneration())
