@@ -33,7 +33,16 @@ differs between two runs: UIDs (a UID anywhere reads as the identity of its
 object), resourceVersions, generation, timestamps (every RFC 3339 string),
 managedFields, generated names (generateName + a rank), the order of every
 list, and status.observedGeneration (compared as current or stale against
-its object's generation). The fault-free plan runs twice: every path whose
+its object's generation). What records the path a run took is not end
+state: a revision number (a "revision" field, a "<prefix>/revision"
+annotation) is compared as the latest of its family (a primary and what it
+owns) or an earlier one, "<prefix>/revision-history" is left out, an object
+kept at an earlier revision that runs nothing (spec.replicas 0, or no spec:
+what a controller keeps for a rollback) is left out when the other run does
+not have it live, and a condition False in one run, True in an earlier
+version of that object and absent in the other run, is left out (it records
+a transition the other run did not take); each is named in the verdict.
+The fault-free plan runs twice: every path whose
 value differs between the two fault-free runs (a token the controller draws
 from crypto/rand, a name with a random suffix) is left out of the
 comparison and named in the verdict, so that the controller's own
@@ -206,6 +215,10 @@ type EndObject struct {
 	Content map[string]any
 	// Pos is the position of the write that left the object so.
 	Pos int
+	// WasTrue are the condition types an earlier version of the object
+	// (same UID) had with status True: a False one of these records a
+	// transition (see leaveOutTransitions).
+	WasTrue []string `json:",omitempty"`
 }
 
 // EndStateOf reads tr's end state (its final record, and the write records
@@ -224,11 +237,15 @@ func EndStateOf(tr *sim.Trace, opts ReferenceOptions) (*EndState, error) {
 	byRV := map[int64]int{}
 	created := map[string]bool{}
 	everKey := map[string]key{}
+	versions := map[string][]int{} // UID -> its write records
 	for i, r := range tr.Records {
 		if r.Kind != sim.RecWrite || r.Name == "" {
 			continue
 		}
 		byRV[r.RV] = i
+		if r.UID != "" {
+			versions[r.UID] = append(versions[r.UID], i)
+		}
 		if r.UID != "" {
 			everKey[r.UID] = recKey(r)
 		}
@@ -322,6 +339,9 @@ func EndStateOf(tr *sim.Trace, opts ReferenceOptions) (*EndState, error) {
 			id = fmt.Sprintf("%s%d", id, rank[id])
 		}
 		o := EndObject{ID: id, Resource: normResource(d.st.Resource), UID: d.st.UID, Content: d.content, Pos: d.pos}
+		if len(conditionsOf(d.obj)) > 0 {
+			o.WasTrue = trueConditions(tr, versions[d.st.UID])
+		}
 		if md, _ := d.obj["metadata"].(map[string]any); md != nil {
 			refs, _ := md["ownerReferences"].([]any)
 			for _, ref := range refs {
@@ -374,6 +394,12 @@ func (n *normalizer) object(obj map[string]any) map[string]any {
 	for _, path := range n.ignore {
 		deletePath(obj, path)
 	}
+	// observedGeneration reads against metadata.generation, before the
+	// generation is taken out.
+	gen := generationOf(obj)
+	if st, _ := obj["status"].(map[string]any); st != nil {
+		observedGenerations(st, gen)
+	}
 	if md, _ := obj["metadata"].(map[string]any); md != nil {
 		for _, f := range []string{"uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "selfLink"} {
 			delete(md, f)
@@ -384,10 +410,6 @@ func (n *normalizer) object(obj map[string]any) map[string]any {
 		if name, _ := md["name"].(string); n.names[name] != "" {
 			md["name"] = n.names[name]
 		}
-	}
-	gen := generationOf(obj)
-	if st, _ := obj["status"].(map[string]any); st != nil {
-		observedGenerations(st, gen)
 	}
 	return n.walk(obj).(map[string]any)
 }
@@ -592,6 +614,42 @@ func MatchesReference(tr *sim.Trace, ref *EndState, opts ReferenceOptions) Verdi
 	return CompareEndStates(got, ref, opts)
 }
 
+// leftOutNote is "; left out: <why>: <names, sorted>", or "" for none.
+func leftOutNote(why string, set map[string]bool) string {
+	if len(set) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(set))
+	for n := range set {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return "; left out: " + why + ": " + strings.Join(names, ", ")
+}
+
+// trueConditions returns the condition types with status True in any of
+// the write records at positions.
+func trueConditions(tr *sim.Trace, positions []int) []string {
+	seen := map[string]bool{}
+	for _, i := range positions {
+		var obj map[string]any
+		if json.Unmarshal(tr.Records[i].Object, &obj) != nil {
+			continue
+		}
+		for typ, c := range conditionsOf(obj) {
+			if c["status"] == "True" {
+				seen[typ] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for t := range seen {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}
+
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
@@ -613,15 +671,12 @@ func CompareEndStates(got, want *EndState, opts ReferenceOptions) Verdict {
 	skipped := map[string]bool{}
 	leftOut(g, want.Nondeterministic, skipped)
 	leftOut(w, want.Nondeterministic, skipped)
-	note := ""
-	if len(skipped) > 0 {
-		names := make([]string, 0, len(skipped))
-		for n := range skipped {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		note = "; left out: differs between two fault-free runs: " + strings.Join(names, ", ")
-	}
+	kept, transitions := map[string]bool{}, map[string]bool{}
+	leaveOutKeptRevisions(g, w, kept)
+	leaveOutTransitions(g, w, transitions)
+	note := leftOutNote("differs between two fault-free runs", skipped) +
+		leftOutNote("an earlier revision kept for a rollback", kept) +
+		leftOutNote("a condition recording a transition the other run did not take", transitions)
 	ids := map[string]bool{}
 	for id := range g {
 		ids[id] = true

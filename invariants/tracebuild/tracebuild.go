@@ -33,6 +33,10 @@ type Obj struct {
 	Owner string
 	// Replicas, when non-nil, is written as spec.replicas.
 	Replicas *int64
+	// Generation, when non-zero, is written as metadata.generation.
+	Generation int64
+	// Annotations are metadata.annotations.
+	Annotations map[string]string
 	// Finalizers are metadata.finalizers.
 	Finalizers []string
 	// Terminating sets metadata.deletionTimestamp.
@@ -57,6 +61,12 @@ func (o Obj) JSON() json.RawMessage {
 	}
 	if len(o.Finalizers) > 0 {
 		md["finalizers"] = o.Finalizers
+	}
+	if o.Generation != 0 {
+		md["generation"] = o.Generation
+	}
+	if len(o.Annotations) > 0 {
+		md["annotations"] = o.Annotations
 	}
 	if o.Terminating {
 		md["deletionTimestamp"] = "2026-01-01T00:00:00Z"
