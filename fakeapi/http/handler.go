@@ -70,6 +70,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/cachelab/cachelab/fakeapi"
+	"github.com/cachelab/cachelab/fakeapi/store"
 )
 
 // ClientHeader is the request header naming the client for hooks and
@@ -589,6 +590,9 @@ func (h *handler) decodeObject(req *request) (runtime.Object, error) {
 	switch ct {
 	case "", runtime.ContentTypeJSON, runtime.ContentTypeYAML:
 	case runtime.ContentTypeProtobuf:
+		if req.gvr == store.CRDsResource {
+			return decodeCRDProtobuf(body, gvk) // crdapi.go
+		}
 		if !req.typed {
 			return nil, unsupportedMediaType(ct, runtime.ContentTypeJSON, runtime.ContentTypeYAML)
 		}
@@ -698,7 +702,10 @@ func (h *handler) deleteOptions(r *nethttp.Request) (metav1.DeleteOptions, error
 	var fromBody metav1.DeleteOptions
 	gvk := metav1.SchemeGroupVersion.WithKind("DeleteOptions")
 	if _, _, err := dec.Decode(body, &gvk, &fromBody); err != nil {
-		return opts, apierrors.NewBadRequest(fmt.Sprintf("cannot decode DeleteOptions: %v", err))
+		// apiextensions' clientset sends its DeleteOptions in its own group.
+		if _, _, cerr := crdCodecs.UniversalDeserializer().Decode(body, &gvk, &fromBody); cerr != nil {
+			return opts, apierrors.NewBadRequest(fmt.Sprintf("cannot decode DeleteOptions: %v", err))
+		}
 	}
 	return fromBody, nil
 }

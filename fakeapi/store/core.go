@@ -148,6 +148,7 @@ func New(opts Options) *Store {
 		}
 		s.add(r)
 	}
+	s.addCRDs() // crds.go
 	return s
 }
 

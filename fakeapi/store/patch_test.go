@@ -202,6 +202,7 @@ func TestResourcesComeFromTheSchemeAndCRDsRegister(t *testing.T) {
 		"/v1, Resource=secrets Secret SecretList",
 		"/v1, Resource=serviceaccounts ServiceAccount ServiceAccountList",
 		"/v1, Resource=services Service ServiceList",
+		"apiextensions.k8s.io/v1, Resource=customresourcedefinitions CustomResourceDefinition CustomResourceDefinitionList",
 		"apps/v1, Resource=controllerrevisions ControllerRevision ControllerRevisionList",
 		"apps/v1, Resource=daemonsets DaemonSet DaemonSetList",
 		"apps/v1, Resource=deployments Deployment DeploymentList",

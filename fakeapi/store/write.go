@@ -249,6 +249,9 @@ func (s *Store) create(r *resState, ns string, obj runtime.Object, opts metav1.C
 	if s.defaultSAs && isNamespaces(r) {
 		events = s.createDefaultServiceAccount(m.GetName(), events)
 	}
+	if isCRDs(r) {
+		events = s.establishCRD(r, key, events) // crds.go
+	}
 	// The garbage collector deletes a new object whose owners are all gone.
 	if len(m.GetOwnerReferences()) > 0 {
 		events = s.collectIfOrphaned(objRef{r, key}, events)
@@ -601,6 +604,13 @@ func (s *Store) Delete(gvr schema.GroupVersionResource, ns, name string, opts me
 			}
 		}
 		return cur, nil, nil
+	}
+	if isCRDs(r) {
+		// crds.go: the CRD registry's delete, then its finalizer controller.
+		if marked, events := s.markCRDForCleanup(r, key, cur, policy, nil); marked != nil {
+			out := marked.DeepCopyObject()
+			return out, s.cleanUpCRDs(events), nil
+		}
 	}
 	out, events := s.deleteObjectGrace(objRef{r, key}, policy, opts.GracePeriodSeconds, false, nil)
 	return out.DeepCopyObject(), events, nil
