@@ -75,14 +75,14 @@ campaign-memory: ## slow: RUNS (default 10000) random runs of bellerophon must p
 	@kb=$$(tail -1 /tmp/cachelab-campaign.rss); echo "peak RSS: $$((kb / 1024)) MiB for $${RUNS:-10000} runs (budget 1024 MiB)"; [ "$$kb" -lt 1048576 ]
 
 reproduction: ## slow: replay every failing random plan of six mutants 10 times (PLANS per mutant, default 40) and print the reproduction table
-	CACHELAB_REPRODUCTION=$${PLANS:-40} $(GO) test ./cachelabtest -run TestReproductionTable -v -count=1 -timeout 60m
+	CACHELAB_REPRODUCTION=$${PLANS:-40} $(GO) test ./internal/lab -run TestReproductionTable -v -count=1 -timeout 60m
 
 determinism: ## the built-in runs (every scenario x subject) RUNS times each (default 10), each in its own bubble: distinct delivery schedules and records per run, each schedule difference traced to its first cause; fails on a difference no handler batch in client-go's map order explains. KUBE_FEATURE_WatchListClient=false make determinism takes the WatchList away
-	@CACHELAB_DETERMINISM=$${RUNS:-10} $(GO) test ./cachelabtest -run '^TestBuiltinRunsHaveOneSchedule$$' -v -count=1 -timeout 30m > /tmp/cachelab-determinism.log 2>&1; \
+	@CACHELAB_DETERMINISM=$${RUNS:-10} $(GO) test ./internal/lab -run '^TestBuiltinRunsHaveOneSchedule$$' -v -count=1 -timeout 30m > /tmp/cachelab-determinism.log 2>&1; \
 		st=$$?; grep -v -e '^=== ' -e '^ *--- PASS' /tmp/cachelab-determinism.log; exit $$st
 
 explore-table: ## slow (15 min): per Bellerophon subject, the smallest random plan (seeds 1..PLANS, default 40) whose schedules within one deviation hold a failure; exploration against RANDOM_SCHEDULES (1000) shuffled schedules on the plans of sim/testdata/explore
-	CACHELAB_EXPLORE=$${PLANS:-40} CACHELAB_RANDOM_SCHEDULES=$${RANDOM_SCHEDULES:-1000} $(GO) test ./cachelabtest -run 'TestExploreTable|TestExploreVersusRandomSchedules' -v -count=1 -timeout 90m
+	CACHELAB_EXPLORE=$${PLANS:-40} CACHELAB_RANDOM_SCHEDULES=$${RANDOM_SCHEDULES:-1000} $(GO) test ./internal/lab -run 'TestExploreTable|TestExploreVersusRandomSchedules' -v -count=1 -timeout 90m
 
 hassynced: ## slow: the HasSynced comparison table over N random plans per subject (N, default 1000)
 	@mkdir -p out

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/informers"
 
 	"github.com/cachelab/cachelab/cachelabtest/internal/privatectl"
+	"github.com/cachelab/cachelab/internal/lab"
 	"github.com/cachelab/cachelab/sim"
 )
 
@@ -53,7 +54,7 @@ func TestRecordRecordsAPrivateQueueAndTheFactorysInformers(t *testing.T) {
 				{At: sim.Duration(2 * time.Second), Actor: "user", Op: "create", Object: cm("b", "2")},
 			},
 			Deadline: sim.Duration(time.Minute), Quiet: sim.Duration(5 * time.Second)}
-		tr, err := runPlan(t, p)
+		tr, err := lab.RunPlan(t, p)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
 
+	"github.com/cachelab/cachelab/internal/lab"
 	"github.com/cachelab/cachelab/scenarios"
 )
 
@@ -24,7 +25,7 @@ func (p Plans) With(opts ...RandomOption) Plans {
 // scenarioJobs returns the jobs of ps's scenarios for c, each re-aimed at
 // c's primary kind; the scenarios that cannot be are skipped subtests of
 // t saying why, and one line sums up.
-func scenarioJobs(t *testing.T, c Controller, ps Plans) []Job {
+func scenarioJobs(t *testing.T, c Controller, ps Plans) []lab.Job {
 	t.Helper()
 	if len(ps.scenarios) == 0 {
 		return nil
@@ -42,7 +43,7 @@ func scenarioJobs(t *testing.T, c Controller, ps Plans) []Job {
 		}
 		return scheme.Scheme.Recognizes(gv.WithKind(kind))
 	}
-	var jobs []Job
+	var jobs []lab.Job
 	var skipped, aimed []string
 	for _, n := range ps.scenarios {
 		s, err := scenarios.Get(n)
@@ -65,7 +66,7 @@ func scenarioJobs(t *testing.T, c Controller, ps Plans) []Job {
 				break
 			}
 		}
-		jobs = append(jobs, NewJob(&p, nil))
+		jobs = append(jobs, lab.NewJob(&p, nil))
 	}
 	kind := "no primary kind"
 	if primary != nil {

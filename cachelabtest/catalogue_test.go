@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cachelab/cachelab/internal/lab"
 	"github.com/cachelab/cachelab/scenarios"
 	"github.com/cachelab/cachelab/sim"
 )
@@ -41,12 +42,12 @@ func scenariosHead(raw []byte) (string, bool) {
 // catalogueJobs builds the jobs Scenarios() gives c, in a subtest whose
 // skipped subtests are the skipped scenarios; it returns the jobs and the
 // skip messages by scenario.
-func catalogueJobs(t *testing.T, c Controller, ps Plans) ([]Job, map[string]string) {
+func catalogueJobs(t *testing.T, c Controller, ps Plans) ([]lab.Job, map[string]string) {
 	t.Helper()
 	if err := checkSetup(c, []Plans{ps}); err != nil {
 		t.Fatal(err)
 	}
-	var jobs []Job
+	var jobs []lab.Job
 	skips := map[string]string{}
 	t.Run("catalogue", func(t *testing.T) {
 		jobs = scenarioJobs(t, c, ps)

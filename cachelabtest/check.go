@@ -16,6 +16,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/cachelab/cachelab/fakeapi"
+	"github.com/cachelab/cachelab/internal/lab"
 	"github.com/cachelab/cachelab/invariants"
 	"github.com/cachelab/cachelab/scenarios"
 	"github.com/cachelab/cachelab/sim"
@@ -233,7 +234,7 @@ func run(t *testing.T, top string, c Controller, sink *[]*Failure, plans []Plans
 	t.Helper()
 	name := c.Name
 	if name == "" {
-		name = safe(t.Name())
+		name = lab.Safe(t.Name())
 	}
 	c.Name = name
 	expect, err := c.expectations()
@@ -246,7 +247,7 @@ func run(t *testing.T, top string, c Controller, sink *[]*Failure, plans []Plans
 		t.Fatal(err)
 	}
 	sim.PrepareClientGo()
-	out := filepath.Join("testdata", "cachelab", safe(top))
+	out := filepath.Join("testdata", "cachelab", lab.Safe(top))
 	rep := &reporter{top: top, sink: sink, expect: expect}
 	if *planFlag != "" {
 		// A relative path is the package folder's, where go test starts
@@ -261,7 +262,7 @@ func run(t *testing.T, top string, c Controller, sink *[]*Failure, plans []Plans
 			t.Fatalf("cachelabtest: -cachelab.plan: %v", err)
 		}
 		p.Subject = name
-		if jobs := runnable(t, []Job{NewJob(p, nil)}); len(jobs) > 0 {
+		if jobs := runnable(t, []lab.Job{lab.NewJob(p, nil)}); len(jobs) > 0 {
 			runJobs(t, rep, jobs, out)
 		}
 		return
@@ -276,20 +277,20 @@ func run(t *testing.T, top string, c Controller, sink *[]*Failure, plans []Plans
 			}
 			continue
 		}
-		var jobs []Job
+		var jobs []lab.Job
 		jobs = append(jobs, scenarioJobs(t, c, ps)...)
 		for _, f := range ps.files {
-			p, err := loadFile(f, name)
+			p, err := lab.LoadFile(f, name)
 			if err != nil {
 				t.Errorf("cachelabtest: %v", err)
 				continue
 			}
-			jobs = append(jobs, NewJob(p, nil))
+			jobs = append(jobs, lab.NewJob(p, nil))
 		}
 		for _, p := range ps.plans {
 			p = p.Clone()
 			p.Subject = name
-			jobs = append(jobs, NewJob(p, nil))
+			jobs = append(jobs, lab.NewJob(p, nil))
 		}
 		if jobs = runnable(t, jobs); len(jobs) > 0 {
 			runJobs(t, rep, jobs, out)
@@ -307,9 +308,9 @@ func run(t *testing.T, top string, c Controller, sink *[]*Failure, plans []Plans
 // runnable returns the jobs whose plans can run, and reports each that
 // cannot as an error of t: a malformed plan is never a pass, nor a failure
 // of the controller.
-func runnable(t *testing.T, jobs []Job) []Job {
+func runnable(t *testing.T, jobs []lab.Job) []lab.Job {
 	t.Helper()
-	var ok []Job
+	var ok []lab.Job
 	for _, j := range jobs {
 		if err := j.Plan.Validate(); err != nil {
 			t.Errorf("cachelabtest: plan %q cannot run: %v", j.Plan.Name, strings.ReplaceAll(err.Error(), "\n", "; "))
@@ -360,7 +361,7 @@ type reporter struct {
 	mu     sync.Mutex
 	runs   int
 	// refs keeps the reference runs' end states (matches-reference).
-	refs referenceCache
+	refs lab.ReferenceCache
 }
 
 // ran counts a finished run.
@@ -425,7 +426,7 @@ func shellQuote(s string) string {
 }
 
 // runJobs runs jobs, one subtest each, and reports their failures.
-func runJobs(t *testing.T, rep *reporter, jobs []Job, out string) {
+func runJobs(t *testing.T, rep *reporter, jobs []lab.Job, out string) {
 	t.Helper()
 	used := map[string]int{}
 	for _, job := range jobs {
@@ -434,13 +435,13 @@ func runJobs(t *testing.T, rep *reporter, jobs []Job, out string) {
 			id = fmt.Sprintf("%s-%d", id, used[id])
 		}
 		t.Run(id, func(t *testing.T) {
-			r := &Result{Job: job}
+			r := &lab.Result{Job: job}
 			start := time.Now()
-			tr, err := runWatched(t, job.Plan)
+			tr, err := lab.RunWatched(t, job.Plan)
 			r.Wall = time.Since(start)
-			judge(r, tr, err)
-			saveStacks(r, filepath.Join(out, id))
-			rep.judgeReference(r, func(p *sim.Plan) (*sim.Trace, error) { return runWatched(t, p) })
+			lab.Judge(r, tr, err)
+			lab.SaveStacks(r, filepath.Join(out, id))
+			rep.judgeReference(r, func(p *sim.Plan) (*sim.Trace, error) { return lab.RunWatched(t, p) })
 			rep.ran()
 			failures, expected := rep.failures(r)
 			switch {
@@ -474,20 +475,20 @@ func runRandom(t *testing.T, rep *reporter, subject string, ps Plans, out string
 		if ps.cost > 0 && p.Faults.RequestLatency.Kind == "" {
 			p.Faults.RequestLatency = sim.Distribution{Kind: "fixed", Max: sim.Duration(ps.cost)}
 		}
-		r := &Result{Job: NewJob(&p, nil)}
+		r := &lab.Result{Job: lab.NewJob(&p, nil)}
 		start := time.Now()
-		tr, err := runWatched(t, &p)
+		tr, err := lab.RunWatched(t, &p)
 		r.Wall = time.Since(start)
-		judge(r, tr, err)
-		rep.judgeReference(r, func(p *sim.Plan) (*sim.Trace, error) { return runWatched(t, p) })
+		lab.Judge(r, tr, err)
+		rep.judgeReference(r, func(p *sim.Plan) (*sim.Trace, error) { return lab.RunWatched(t, p) })
 		rep.ran()
-		if _, ok := r.Err.(*stuckError); ok {
+		if _, ok := r.Err.(*lab.StuckError); ok {
 			// Not shrunk: each smaller plan rapid tried could hang as
 			// long again, and leave one more bubble behind. The plan
 			// drawn is reported as is, and the random plans after it
 			// are not run (each could hang as long).
 			stuck = true
-			saveStacks(r, filepath.Join(out, "random-stuck"))
+			lab.SaveStacks(r, filepath.Join(out, "random-stuck"))
 			failures, expected := rep.failures(r)
 			text := rep.report(r, failures, expected, filepath.Join(out, "random-stuck"))
 			if rep.sink == nil {
@@ -515,7 +516,7 @@ func runRandom(t *testing.T, rep *reporter, subject string, ps Plans, out string
 // catcher is the testing.TB rapid reports to under Catch: it keeps rapid's
 // verdict on the random plans from failing the test, and passes the rest
 // (Name, Helper, Skip, Cleanup) to the test. The plans' bubbles run on the
-// test itself (runPlan), never failing it.
+// test itself (RunPlan), never failing it.
 type catcher struct {
 	*testing.T
 	mu     sync.Mutex
@@ -560,42 +561,10 @@ func (c *catcher) Log(...any) {}
 // Logf is Log.
 func (c *catcher) Logf(string, ...any) {}
 
-// judge fills r from a run's trace and error: the invariants' verdicts and
-// the controller's health.
-func judge(r *Result, tr *sim.Trace, err error) {
-	r.Trace, r.Err = tr, err
-	if tr == nil {
-		return
-	}
-	if tr.Plan == nil {
-		tr.Plan = r.Job.Plan
-	}
-	if r.Err == nil && stopped(tr.Outcome) {
-		r.Err = fmt.Errorf("%s", tr.Outcome)
-	}
-	r.Verdicts = append(checkTrace(tr), HealthVerdicts(tr)...)
-}
-
-// failures lists what failed in r: the run's error, then each failed
-// verdict that judges the controller (not the sync-soundness
-// measurements).
-func (r *Result) failures() []invariants.Verdict {
-	var out []invariants.Verdict
-	if r.Err != nil {
-		out = append(out, invariants.Verdict{Invariant: "run", Status: invariants.Fail, Reason: r.Err.Error()})
-	}
-	for _, v := range r.Verdicts {
-		if v.Status == invariants.Fail && !IsMeasurement(v.Invariant) {
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
 // failures splits r's failures into those the Controller's Expect does
 // not accept (they fail the plan) and those it accepts.
-func (rep *reporter) failures(r *Result) (failed, expected []invariants.Verdict) {
-	for _, v := range r.failures() {
+func (rep *reporter) failures(r *lab.Result) (failed, expected []invariants.Verdict) {
+	for _, v := range r.Failures() {
 		if _, ok := rep.expect[v.Invariant]; ok {
 			expected = append(expected, v)
 		} else {
@@ -606,12 +575,12 @@ func (rep *reporter) failures(r *Result) (failed, expected []invariants.Verdict)
 }
 
 // report writes r's files into dir and returns the failure's text.
-func (rep *reporter) report(r *Result, failures, expected []invariants.Verdict, dir string) string {
+func (rep *reporter) report(r *lab.Result, failures, expected []invariants.Verdict, dir string) string {
 	var b strings.Builder
 	p := r.Job.Plan
 	fmt.Fprintf(&b, "cachelab: %s failed plan %q (seed %d, %d steps; %s virtual, %s wall):\n", p.Subject, p.Name, p.Seed, len(p.Steps), endOf(r.Trace), r.Wall.Round(time.Millisecond))
 	line := func(v invariants.Verdict, prefix string) {
-		fmt.Fprintf(&b, "  %s%s: %s", prefix, v.Invariant, firstLineOf(v.Reason))
+		fmt.Fprintf(&b, "  %s%s: %s", prefix, v.Invariant, lab.FirstLineOf(v.Reason))
 		if len(v.Positions) > 0 && r.Trace != nil && v.Positions[0] < len(r.Trace.Records) {
 			rec := r.Trace.Records[v.Positions[0]]
 			fmt.Fprintf(&b, " (trace #%d, t=%s)", rec.Pos, rec.At)
@@ -629,21 +598,21 @@ func (rep *reporter) report(r *Result, failures, expected []invariants.Verdict, 
 		line(v, "expected (Controller.Expect: "+rep.expect[v.Invariant].Reason+") ")
 	}
 	r.Dir = dir
-	opt := Options{Replay: rep.replayCommand, Accepted: rep.accepted()}
+	opt := lab.Options{Replay: rep.replayCommand, Accepted: rep.accepted()}
 	if err := os.RemoveAll(dir); err == nil {
-		r.WriteErr = writeRun(r, opt)
+		r.WriteErr = lab.WriteRun(r, opt)
 	}
 	if r.WriteErr != nil {
 		fmt.Fprintf(&b, "  (files not written: %v)\n", r.WriteErr)
 	} else {
-		fmt.Fprintf(&b, "  report: %s\n", filepath.Join(dir, ReportFile))
+		fmt.Fprintf(&b, "  report: %s\n", filepath.Join(dir, lab.ReportFile))
 	}
-	replay := rep.replayCommand(filepath.Join(dir, PlanFile))
+	replay := rep.replayCommand(filepath.Join(dir, lab.PlanFile))
 	fmt.Fprintf(&b, "  replay (from the module's root): %s", replay)
 	if rep.sink != nil {
 		rep.mu.Lock()
 		*rep.sink = append(*rep.sink, &Failure{Plan: p, Failed: failures, Expected: expected, Report: b.String(),
-			ReportPath: filepath.Join(dir, ReportFile), ReplayCommand: replay, Runs: rep.runs})
+			ReportPath: filepath.Join(dir, lab.ReportFile), ReplayCommand: replay, Runs: rep.runs})
 		rep.mu.Unlock()
 	}
 	return b.String()
@@ -684,10 +653,10 @@ func (d drawnPlan) GoString() string {
 
 // summary is one line on a passing run: its verdicts counted, for -v;
 // the failures the Controller's Expect accepts are named, with why.
-func (rep *reporter) summary(r *Result) string {
+func (rep *reporter) summary(r *lab.Result) string {
 	n := map[invariants.Status]int{}
 	for _, v := range r.Verdicts {
-		if !IsMeasurement(v.Invariant) {
+		if !lab.IsMeasurement(v.Invariant) {
 			n[v.Status]++
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/cachelab/cachelab/internal/lab"
 	"github.com/cachelab/cachelab/scenarios"
 	"github.com/cachelab/cachelab/sim"
 )
@@ -89,8 +90,8 @@ func (c *Controller) expectations() (map[string]Expectation, error) {
 		return nil, nil
 	}
 	var known []string
-	for _, n := range append(InvariantNames(), HealthNoPanics, HealthStarted, HealthSynced) {
-		if !IsMeasurement(n) {
+	for _, n := range append(lab.InvariantNames(), lab.HealthNoPanics, lab.HealthStarted, lab.HealthSynced) {
+		if !lab.IsMeasurement(n) {
 			known = append(known, n)
 		}
 	}
@@ -101,7 +102,7 @@ func (c *Controller) expectations() (map[string]Expectation, error) {
 		switch {
 		case e.Invariant == "run":
 			errs = append(errs, fmt.Errorf("%s: a run that could not run is an error of the test, never an accepted failure", at))
-		case IsMeasurement(e.Invariant):
+		case lab.IsMeasurement(e.Invariant):
 			errs = append(errs, fmt.Errorf("%s: a sync-soundness measurement is reported, never a failure of the plan: nothing to accept", at))
 		case !slices.Contains(known, e.Invariant):
 			errs = append(errs, fmt.Errorf("%s: no invariant or health verdict has this name%s (known: %s)", at, scenarios.Suggest(e.Invariant, known), strings.Join(known, ", ")))

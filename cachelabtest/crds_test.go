@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/cachelab/cachelab/internal/lab"
 	"github.com/cachelab/cachelab/sim"
 )
 
@@ -315,7 +316,7 @@ func TestCRDsAreServedToGeneratedClientsAndInformers(t *testing.T) {
 			{At: sim.Duration(time.Second), Actor: "user", Op: "create", Object: foo("bad", `{"deploymentName":"a","replicas":9}`)},
 		},
 		Deadline: sim.Duration(time.Minute), Quiet: sim.Duration(5 * time.Second)}
-	tr, err := runPlan(t, p)
+	tr, err := lab.RunPlan(t, p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,10 +36,11 @@
 // fails t; Catch returns the failures, for tests of planted bugs. The
 // examples/ module of the repository holds two complete examples.
 //
-// The package also holds what the cachelab command does between parsing
-// its flags and printing (package cli): it turns scenarios and plan files
-// into jobs, runs them in synctest bubbles (through a Host), judges their
-// traces, compares verdicts with the scenarios' expectations, and writes
-// each run's files (plan, trace, report, verdicts) and the batch's index
-// and JUnit XML.
+// Hunt runs Sieve's targeted campaign (stale, unobserved and intermediate
+// state, aimed by a fault-free reference run) on a controller.
+//
+// What the cachelab command does between parsing its flags and printing
+// (jobs, batches, shards, merges, replays) is not here: it lives in the
+// module's internal orchestration package, used by package cli, with
+// which a user builds their own cachelab binary.
 package cachelabtest

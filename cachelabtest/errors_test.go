@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/cachelab/cachelab/cachelabtest"
+	"github.com/cachelab/cachelab/internal/lab"
 	"github.com/cachelab/cachelab/invariants"
 	"github.com/cachelab/cachelab/sim"
 )
@@ -123,7 +124,7 @@ func TestWrongInputChild(t *testing.T) {
 func TestAMalformedPlanInABatchIsAnError(t *testing.T) {
 	p := malformed()
 	p.Subject = "bellerophon"
-	results, _ := cachelabtest.RunBatch(cachelabtest.TestHost(t), []cachelabtest.Job{cachelabtest.NewJob(p, nil)}, cachelabtest.Options{Sequential: true})
+	results, _ := lab.RunBatch(lab.TestHost(t), []lab.Job{lab.NewJob(p, nil)}, lab.Options{Sequential: true})
 	if len(results) != 1 || results[0].OK() || results[0].Err == nil || !strings.Contains(results[0].Err.Error(), "not used by op create") {
 		t.Fatalf("a malformed plan in a batch: %+v, want a result that is not OK, with the plan's error", results[0])
 	}
@@ -150,7 +151,7 @@ func TestAControllerThatNeverStartsItsInformersFails(t *testing.T) {
 	if len(failures) != 1 {
 		t.Fatalf("%d failures, want 1", len(failures))
 	}
-	if v, ok := verdict(failures[0].Failed, cachelabtest.HealthSynced); !ok || !strings.Contains(v.Reason, "never started") || !strings.Contains(v.Reason, "configmaps") {
+	if v, ok := verdict(failures[0].Failed, lab.HealthSynced); !ok || !strings.Contains(v.Reason, "never started") || !strings.Contains(v.Reason, "configmaps") {
 		t.Errorf("informers-synced verdict %+v, want a failure saying the configmaps informer never started", v)
 	}
 	if failures := cachelabtest.Catch(t, idle(true), cachelabtest.These(plan("started"))); len(failures) != 0 {
@@ -168,7 +169,7 @@ func TestCatchOfRandomPlansDoesNotFailItsTest(t *testing.T) {
 		t.Fatal("random plans did not catch a handler that panics on ConfigMap a")
 	}
 	last := failures[len(failures)-1]
-	if v, ok := verdict(last.Failed, cachelabtest.HealthNoPanics); !ok || v.Status != invariants.Fail {
+	if v, ok := verdict(last.Failed, lab.HealthNoPanics); !ok || v.Status != invariants.Fail {
 		t.Errorf("the shrunk failure's verdicts %+v, want no-panics failed", last.Failed)
 	}
 	if t.Failed() {

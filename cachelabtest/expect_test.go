@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cachelab/cachelab/cachelabtest"
+	"github.com/cachelab/cachelab/internal/lab"
 	"github.com/cachelab/cachelab/invariants"
 	"github.com/cachelab/cachelab/sim"
 )
@@ -47,7 +48,7 @@ func TestAnExpectedFailureIsShownButDoesNotFailThePlan(t *testing.T) {
 	if f.Plan.Name != "three" || f.Runs != 3 {
 		t.Errorf("first unexpected failure: plan %q after %d runs, want plan three after 3", f.Plan.Name, f.Runs)
 	}
-	if len(f.Failed) != 1 || f.Failed[0].Invariant != cachelabtest.HealthNoPanics {
+	if len(f.Failed) != 1 || f.Failed[0].Invariant != lab.HealthNoPanics {
 		t.Errorf("failed %v, want no-panics only", f.Failed)
 	}
 	if len(f.Expected) != 1 || f.Expected[0].Invariant != invariants.NameEventualConvergence || f.Expected[0].Status != invariants.Fail {

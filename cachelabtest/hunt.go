@@ -1,350 +1,22 @@
 package cachelabtest
 
 import (
-	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
-	"text/tabwriter"
-	"time"
 
-	"github.com/cachelab/cachelab/fakeapi/fakeapibench"
-	"github.com/cachelab/cachelab/invariants"
-	"github.com/cachelab/cachelab/scenarios"
+	"github.com/cachelab/cachelab/internal/lab"
 	"github.com/cachelab/cachelab/sim"
 )
 
-// HuntOptions configures a targeted campaign (HuntPlans, Hunt). The zero
-// value is the default.
-type HuntOptions struct {
-	// Classes keeps only these classes (scenarios.ClassStale, ...).
-	// Optional; default all three.
-	Classes []string
-	// Parallel is how many runs go at a time. Optional; default GOMAXPROCS.
-	Parallel int
-	// Out, when set, is the folder where each targeted run's files (plan,
-	// trace, report, verdicts) are written, under Out/<run id>.
-	Out string
-	// Shrink, when set, shrinks each failing plan: it drops the base
-	// plan's steps one at a time (last first) and keeps each drop after
-	// which the plan still fails an invariant it failed. Each try is one
-	// more run.
-	Shrink bool
-	// StopAtFirst stops the campaign after the batch holding the first
-	// failure (plans are run in generation order, Parallel at a time).
-	StopAtFirst bool
-	// Targeted tunes the plans (scenarios.TargetedOptions).
-	Targeted scenarios.TargetedOptions
-	// Replay returns the command that replays the plan saved at a path.
-	// Optional; default "cachelab replay PATH".
-	Replay func(planPath string) string
-}
+// HuntOptions configures a targeted campaign (Hunt): which classes of
+// perturbation, how many plans, how to shrink. The zero value runs every
+// class.
+type HuntOptions = lab.HuntOptions
 
-// HuntRow is one targeted plan of a campaign and its verdict.
-type HuntRow struct {
-	// Class and Perturbation say what the plan does (scenarios.Targeted).
-	Class, Perturbation string
-	// Plan is the plan run.
-	Plan *sim.Plan
-	// Verdict is "pass", "fail" (Failed names the failed invariants) or
-	// "error" (the run could not be judged: Err).
-	Verdict string
-	Failed  []string
-	Err     string
-	// Minimal is the shrunk plan (HuntOptions.Shrink, failures only).
-	Minimal *sim.Plan
-	// Dir is the run's folder (HuntOptions.Out), and Replay the command
-	// that replays its plan ("" without Out).
-	Dir, Replay string
-	// CPU is the process CPU time spent from the campaign's start to the
-	// end of this run's batch; Index the plan's 1-based position in
-	// generation order.
-	CPU   time.Duration
-	Index int
-}
-
-// HuntReport is a targeted campaign's result.
-type HuntReport struct {
-	// Subject is the subject hunted.
-	Subject string
-	// References are the reference runs' results, one per workload.
-	References []*Result
-	// Rows are the targeted plans run, in generation order.
-	Rows []HuntRow
-	// Pruned are the perturbations not generated, with why.
-	Pruned []scenarios.Pruned
-	// Generated counts the targeted plans generated (Rows may hold fewer
-	// with StopAtFirst).
-	Generated int
-	// CPU is the campaign's process CPU time (references included).
-	CPU time.Duration
-}
-
-// Failures returns the rows that failed or could not be judged.
-func (r *HuntReport) Failures() []HuntRow {
-	var out []HuntRow
-	for _, row := range r.Rows {
-		if row.Verdict != "pass" {
-			out = append(out, row)
-		}
-	}
-	return out
-}
-
-// First returns the first failing row in generation order, or nil.
-func (r *HuntReport) First() *HuntRow {
-	for i := range r.Rows {
-		if r.Rows[i].Verdict != "pass" {
-			return &r.Rows[i]
-		}
-	}
-	return nil
-}
-
-// WriteTable writes the campaign as a table: class, perturbation,
-// verdict, shrunk plan, replay command; then the pruned perturbations by
-// reason.
-func (r *HuntReport) WriteTable(w io.Writer) {
-	fmt.Fprintf(w, "targeted campaign on %s: %d plans generated, %d run, %d failed, %d pruned; %s CPU\n",
-		r.Subject, r.Generated, len(r.Rows), len(r.Failures()), len(r.Pruned), r.CPU.Round(time.Millisecond))
-	for _, ref := range r.References {
-		if v, failed, err := judgeHunt(ref); v != "pass" {
-			// The workload alone, without a fault, shows a failure: every
-			// targeted plan of it inherits it.
-			fmt.Fprintf(w, "reference %s: %s %s%s (no fault: the workload alone fails)\n", ref.Job.Plan.Name, v, strings.Join(failed, ","), err)
-		}
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "#\tclass\tverdict\tperturbation\tshrunk plan\treplay")
-	for _, row := range r.Rows {
-		verdict := row.Verdict
-		if len(row.Failed) > 0 {
-			verdict += ": " + strings.Join(row.Failed, ",")
-		}
-		if row.Err != "" {
-			verdict += ": " + firstLineOf(row.Err)
-		}
-		shrunk := "-"
-		if row.Minimal != nil {
-			shrunk = fmt.Sprintf("%d of %d steps", len(row.Minimal.Steps), len(row.Plan.Steps))
-			if row.Dir != "" {
-				shrunk += " (" + filepath.Join(row.Dir, "minimal.json") + ")"
-			}
-		}
-		replay := row.Replay
-		if replay == "" {
-			replay = "-"
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", row.Index, row.Class, verdict, row.Perturbation, shrunk, replay)
-	}
-	tw.Flush()
-	why := map[string]int{}
-	var reasons []string
-	for _, p := range r.Pruned {
-		k := p.Class + ": " + p.Why
-		if why[k] == 0 {
-			reasons = append(reasons, k)
-		}
-		why[k]++
-	}
-	for _, k := range reasons {
-		fmt.Fprintf(w, "pruned %d × %s\n", why[k], k)
-	}
-}
-
-// HuntPlans runs the targeted campaign of each workload: its reference run
-// (scenarios.ReferencePlan: the same user actions, no fault), then every
-// targeted plan scenarios.TargetedPlans generates from it, under host,
-// each judged by the lab's invariants and the differential oracle
-// (matches-reference: its end state against the workload's reference run);
-// every failed verdict but the measurements counts. The workloads' Subject
-// is the subject hunted.
-func HuntPlans(host Host, workloads []*sim.Plan, opt HuntOptions) (*HuntReport, error) {
-	if len(workloads) == 0 {
-		return nil, fmt.Errorf("hunt: no workload plan (give the user actions to perturb: a scenario, a plan file, random plans)")
-	}
-	for _, c := range opt.Classes {
-		if !slices.Contains(scenarios.TargetedClasses, c) {
-			return nil, fmt.Errorf("hunt: unknown class %q (known: %s)", c, strings.Join(scenarios.TargetedClasses, ", "))
-		}
-	}
-	start := fakeapibench.ProcessCPU()
-	rep := &HuntReport{Subject: workloads[0].Subject}
-	var refJobs []Job
-	for _, w := range workloads {
-		if w.Subject != rep.Subject {
-			return nil, fmt.Errorf("hunt: workloads of two subjects (%s, %s): hunt one subject at a time", rep.Subject, w.Subject)
-		}
-		ref := scenarios.ReferencePlan(w)
-		if ref.Name == "" {
-			ref.Name = "workload-reference"
-		}
-		refJobs = append(refJobs, NewJob(ref, nil))
-	}
-	refs, out := RunBatch(host, refJobs, Options{Parallel: opt.Parallel})
-	rep.References = refs
-	var targeted []scenarios.Targeted
-	// ends[i] is workload i's reference end state (nil: not comparable),
-	// of[j] the workload of targeted plan j: every targeted plan's
-	// reference run is its workload's (its perturbation is faults and
-	// controller steps only, and makes no user step fail).
-	var refTraces []*sim.Trace
-	var of []int
-	for i, r := range refs {
-		if r.Err != nil || r.Trace == nil {
-			return rep, fmt.Errorf("hunt: the reference run of workload %d (%s) failed: %v %s", i+1, refJobs[i].Plan.Name, r.Err, out)
-		}
-		if r.Trace.Plan == nil {
-			r.Trace.Plan = refJobs[i].Plan
-		}
-		refTraces = append(refTraces, r.Trace)
-		// The perturbation is added to the workload's user actions alone
-		// (its reference plan), as Sieve perturbs a fault-free workload.
-		ts, pruned := scenarios.TargetedPlans(refJobs[i].Plan, r.Trace, opt.Targeted)
-		for _, t := range ts {
-			if len(opt.Classes) == 0 || slices.Contains(opt.Classes, t.Class) {
-				targeted = append(targeted, t)
-				of = append(of, i)
-			}
-		}
-		rep.Pruned = append(rep.Pruned, pruned...)
-	}
-	refs0 := &referenceCache{}
-	rep.Generated = len(targeted)
-	replay := opt.Replay
-	if replay == nil {
-		replay = func(path string) string { return "cachelab replay " + path }
-	}
-	batch := len(targeted)
-	if opt.StopAtFirst {
-		batch = max(opt.Parallel, 1)
-	}
-	for lo := 0; lo < len(targeted); lo += batch {
-		hi := min(lo+batch, len(targeted))
-		var jobs []Job
-		workload := map[*sim.Plan]int{}
-		for i := lo; i < hi; i++ {
-			p := targeted[i].Plan
-			jobs = append(jobs, NewJob(&p, nil))
-			workload[&p] = of[i]
-		}
-		// The differential oracle: the targeted run's end state against
-		// its workload's reference (judged before the trace is dropped).
-		// As Test judges it (referenceCache.verdict): a user step that
-		// failed in one run and not in the other (a patch of an object the
-		// crash kept from being created yet) makes the runs' user actions
-		// differ, and the verdict Unknown.
-		judgeRef := func(r *Result) {
-			if r.Trace == nil || r.Err != nil {
-				return
-			}
-			if r.Trace.Plan == nil {
-				r.Trace.Plan = r.Job.Plan
-			}
-			refPlan, faulty := ReferencePlanOf(r.Trace)
-			if !faulty {
-				return
-			}
-			rtr := refTraces[workload[r.Job.Plan]]
-			r.Verdicts = append(r.Verdicts, refs0.verdict(r.Trace, refPlan, invariants.ReferenceOptions{}, func(*sim.Plan) (*sim.Trace, error) { return rtr, nil }))
-		}
-		results, _ := RunBatch(host, jobs, Options{Parallel: opt.Parallel, Out: opt.Out, Replay: replay, DropTraces: true, OnDone: judgeRef})
-		cpu := fakeapibench.ProcessCPU() - start
-		for j, res := range results {
-			t := targeted[lo+j]
-			row := HuntRow{Class: t.Class, Perturbation: t.Perturbation, Plan: res.Job.Plan, Index: lo + j + 1, CPU: cpu, Dir: res.Dir}
-			row.Verdict, row.Failed, row.Err = judgeHunt(res)
-			if res.Dir != "" {
-				row.Replay = replay(filepath.Join(res.Dir, PlanFile))
-			}
-			rep.Rows = append(rep.Rows, row)
-		}
-		if opt.StopAtFirst && rep.First() != nil {
-			break
-		}
-	}
-	if opt.Shrink {
-		for i := range rep.Rows {
-			if rep.Rows[i].Verdict == "fail" {
-				rep.Rows[i].Minimal = shrinkHunt(host, rep.Rows[i], workloads, opt)
-				if d := rep.Rows[i].Dir; d != "" && rep.Rows[i].Minimal != nil {
-					if f, err := os.Create(filepath.Join(d, "minimal.json")); err == nil {
-						_ = rep.Rows[i].Minimal.Save(f)
-						_ = f.Close()
-					}
-				}
-			}
-		}
-	}
-	rep.CPU = fakeapibench.ProcessCPU() - start
-	return rep, nil
-}
-
-// judgeHunt turns a targeted run's result into a verdict: "error" when the
-// run could not be judged, "fail" with the failed invariants (measurements
-// excluded), else "pass".
-func judgeHunt(r *Result) (verdict string, failed []string, err string) {
-	if r.Err != nil {
-		return "error", nil, r.Err.Error()
-	}
-	for _, v := range r.Verdicts {
-		if v.Failed() && !IsMeasurement(v.Invariant) {
-			failed = append(failed, v.Invariant)
-		}
-	}
-	if len(failed) > 0 {
-		return "fail", failed, ""
-	}
-	return "pass", nil, ""
-}
-
-// shrinkHunt drops the failing plan's steps that came from its workload,
-// one at a time, last first, keeping each drop after which the plan still
-// fails one of the invariants it failed; the perturbation's own steps stay.
-func shrinkHunt(host Host, row HuntRow, workloads []*sim.Plan, opt HuntOptions) *sim.Plan {
-	cur := row.Plan.Clone()
-	isWorkload := func(s sim.Step) bool {
-		return s.Actor != sim.ActorFaults && s.Actor != "controller"
-	}
-	for i := len(cur.Steps) - 1; i >= 0; i-- {
-		if !isWorkload(cur.Steps[i]) || referencedStep(cur, i) {
-			continue
-		}
-		try := cur.Clone()
-		try.Steps = slices.Delete(try.Steps, i, i+1)
-		renumberAsOf(try, i)
-		res, _ := RunBatch(host, []Job{NewJob(try, nil)}, Options{Parallel: 1, DropTraces: true})
-		if v, failed, _ := judgeHunt(res[0]); v == "fail" && slices.ContainsFunc(failed, func(f string) bool { return slices.Contains(row.Failed, f) }) {
-			cur = try
-		}
-	}
-	cur.Name = row.Plan.Name + "-min"
-	return cur
-}
-
-// referencedStep reports whether a stale-replica step of p names step i
-// (asOf=step:i): it must stay.
-func referencedStep(p *sim.Plan, i int) bool {
-	for _, s := range p.Steps {
-		if kind, n, err := sim.ParseMoment(s.AsOf); err == nil && kind == sim.MomentStep && n == i {
-			return true
-		}
-	}
-	return false
-}
-
-// renumberAsOf shifts asOf=step:N for N > removed after step removed was
-// dropped.
-func renumberAsOf(p *sim.Plan, removed int) {
-	for j := range p.Steps {
-		if kind, n, err := sim.ParseMoment(p.Steps[j].AsOf); err == nil && kind == sim.MomentStep && n > removed {
-			p.Steps[j].AsOf = sim.FormatMoment(kind, n-1)
-		}
-	}
-}
+// HuntReport is a targeted campaign's result: its rows (class,
+// perturbation, verdict, shrunk plan, replay command), Failures, First and
+// WriteTable.
+type HuntReport = lab.HuntReport
 
 // Hunt runs the targeted campaign of c (Sieve's stale, unobserved and
 // intermediate state, aimed by a reference run) on each workload plan,
@@ -358,7 +30,7 @@ func Hunt(t *testing.T, c Controller, opt HuntOptions, expectFailures bool, work
 	t.Helper()
 	name := c.Name
 	if name == "" {
-		name = safe(t.Name())
+		name = lab.Safe(t.Name())
 	}
 	c.Name = name
 	if err := sim.ReplaceSubject(sim.SubjectInfo{Name: name, Summary: "a controller under a targeted campaign (" + t.Name() + ")",
@@ -375,7 +47,7 @@ func Hunt(t *testing.T, c Controller, opt HuntOptions, expectFailures bool, work
 		w.Subject = name
 		ws = append(ws, w)
 	}
-	rep, err := HuntPlans(TestHost(t), ws, opt)
+	rep, err := lab.HuntPlans(lab.TestHost(t), ws, opt)
 	if err != nil {
 		t.Fatalf("cachelabtest.Hunt: %v", err)
 	}

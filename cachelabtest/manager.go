@@ -18,6 +18,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/cachelab/cachelab/internal/lab"
 	"github.com/cachelab/cachelab/sim"
 )
 
@@ -63,15 +64,11 @@ func (s *subject) startManager(ctx context.Context, env sim.Env) error {
 	}
 	go func() {
 		if err := mgr.Start(ctx); err != nil && ctx.Err() == nil {
-			r.record(sim.Record{Kind: sim.RecNote, Op: OpStartError, Detail: "the manager stopped: " + err.Error()})
+			r.record(sim.Record{Kind: sim.RecNote, Op: lab.OpStartError, Detail: "the manager stopped: " + err.Error()})
 		}
 	}()
 	return nil
 }
-
-// OpStartError is the Op of the RecNote recorded when a controller-runtime
-// manager stops with an error before its run ends.
-const OpStartError = "start-error"
 
 // labManager is the manager given to Setup: the real one, whose Add
 // records the reconciles of the controllers added to it.

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/cachelab/cachelab/fakeapi/store"
+	"github.com/cachelab/cachelab/internal/lab"
 	"github.com/cachelab/cachelab/sim"
 )
 
@@ -299,7 +300,7 @@ func TestChildStepsPickWhatTheControllerOwns(t *testing.T) {
 	if err := p.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	tr, err := runPlan(t, p)
+	tr, err := lab.RunPlan(t, p)
 	if err != nil {
 		t.Fatal(err)
 	}

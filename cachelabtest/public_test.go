@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cachelab/cachelab/cachelabtest"
+	"github.com/cachelab/cachelab/internal/lab"
 	"github.com/cachelab/cachelab/invariants"
 	"github.com/cachelab/cachelab/sim"
 )
@@ -238,7 +239,7 @@ func TestAPanicIsAVerdictNotACrash(t *testing.T) {
 				t.Fatalf("%d failed plans, want both: the binary must go on after the first panic", len(failures))
 			}
 			f := failures[0]
-			v, ok := verdict(f.Failed, cachelabtest.HealthNoPanics)
+			v, ok := verdict(f.Failed, lab.HealthNoPanics)
 			if !ok || v.Status != invariants.Fail || !strings.Contains(v.Reason, tc.where) || !strings.Contains(v.Detail, "goroutine") || len(v.Positions) == 0 {
 				t.Fatalf("no-panics verdict %+v, want a failure naming %q with its stack and trace position", v, tc.where)
 			}
@@ -287,7 +288,7 @@ func TestAnInformerThatNeverSyncsIsAVerdict(t *testing.T) {
 	if len(failures) != 1 {
 		t.Fatalf("%d failures, want 1", len(failures))
 	}
-	if v, ok := verdict(failures[0].Failed, cachelabtest.HealthSynced); !ok || !strings.Contains(v.Reason, "widgets.example.com") || !strings.Contains(v.Reason, "404 NotFound") {
+	if v, ok := verdict(failures[0].Failed, lab.HealthSynced); !ok || !strings.Contains(v.Reason, "widgets.example.com") || !strings.Contains(v.Reason, "404 NotFound") {
 		t.Errorf("informers-synced verdict %+v, want a failure naming widgets.example.com and why (404 NotFound)", v)
 	}
 }
@@ -357,7 +358,7 @@ func TestAMidReconcileCrashWorksOnBothKinds(t *testing.T) {
 			if len(failures) != 1 {
 				t.Fatalf("%d failures, want the one the predicate makes", len(failures))
 			}
-			tr, err := sim.ReadTraceFile(strings.TrimSuffix(failures[0].ReportPath, cachelabtest.ReportFile) + cachelabtest.TraceFile)
+			tr, err := sim.ReadTraceFile(strings.TrimSuffix(failures[0].ReportPath, lab.ReportFile) + lab.TraceFile)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/cachelab/cachelab/internal/lab"
 	"github.com/cachelab/cachelab/sim"
 )
 
@@ -23,21 +24,6 @@ import (
 // resourceVersions, old objects and tombstones; sync-signal flips; queue
 // operations and reconciles; cache snapshots), so that its author writes
 // no trace code.
-
-// SignalInformerSynced is the sync signal the recording wrappers record
-// for each informer: its HasSynced (the store holds the initial list).
-const SignalInformerSynced = "informer-synced"
-
-// SignalHandlerSynced is the sync signal recorded for each event handler
-// registration: its HasSynced (the handler has returned on every object of
-// the initial list).
-const SignalHandlerSynced = "handler-synced"
-
-// OpPanic is the Op of the RecNote a recording wrapper writes when the
-// user's code panics (in an event handler, a reconcile, or a goroutine
-// that recovers through client-go's utilruntime.HandleCrash). Its Detail
-// holds the panic value and the stack.
-const OpPanic = "panic"
 
 // recording is one process (one Start) of an instrumented subject: where
 // its records go and what it instrumented.
@@ -67,7 +53,7 @@ func (r *recording) record(rec sim.Record) {
 
 // panicked records a panic of the user's code, with the stack.
 func (r *recording) panicked(where string, x any) {
-	r.record(sim.Record{Kind: sim.RecNote, Op: OpPanic,
+	r.record(sim.Record{Kind: sim.RecNote, Op: lab.OpPanic,
 		Detail: fmt.Sprintf("panic in %s: %v\n\n%s", where, x, debug.Stack())})
 }
 
@@ -179,8 +165,8 @@ func (i *recordedInformer) AddEventHandlerWithOptions(handler cache.ResourceEven
 	h := &recordedHandler{h: handler, r: i.r, resource: i.resource, name: i.r.handlerName(i.resource)}
 	reg, err := i.SharedIndexInformer.AddEventHandlerWithOptions(h, opts)
 	if err == nil && reg != nil {
-		i.r.record(sim.Record{Kind: sim.RecSignal, Signal: SignalHandlerSynced, Resource: i.resource, Handler: h.name, Value: false})
-		i.watch(syncWatch{reg.HasSyncedChecker().Done(), SignalHandlerSynced, h.name})
+		i.r.record(sim.Record{Kind: sim.RecSignal, Signal: lab.SignalHandlerSynced, Resource: i.resource, Handler: h.name, Value: false})
+		i.watch(syncWatch{reg.HasSyncedChecker().Done(), lab.SignalHandlerSynced, h.name})
 	}
 	return reg, err
 }
@@ -215,8 +201,8 @@ func (i *recordedInformer) RunWithContext(ctx context.Context) {
 	i.mu.Lock()
 	if i.ctx == nil {
 		i.ctx = ctx
-		i.r.record(sim.Record{Kind: sim.RecSignal, Signal: SignalInformerSynced, Resource: i.resource, Value: false})
-		for _, w := range append(i.pending, syncWatch{i.HasSyncedChecker().Done(), SignalInformerSynced, ""}) {
+		i.r.record(sim.Record{Kind: sim.RecSignal, Signal: lab.SignalInformerSynced, Resource: i.resource, Value: false})
+		for _, w := range append(i.pending, syncWatch{i.HasSyncedChecker().Done(), lab.SignalInformerSynced, ""}) {
 			go i.watchSynced(ctx, w)
 		}
 		i.pending = nil

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cachelab/cachelab/internal/lab"
 	"github.com/cachelab/cachelab/invariants"
 	"github.com/cachelab/cachelab/scenarios"
 	"github.com/cachelab/cachelab/sim"
@@ -37,17 +38,17 @@ func TestReferenceSurveyBellerophon(t *testing.T) {
 	for i := from; i < from+n; i++ {
 		p := gen.Example(i)
 		p.Name = fmt.Sprintf("survey-%d", i)
-		r := &Result{Job: NewJob(&p, nil)}
-		tr, err := runPlan(t, &p)
-		judge(r, tr, err)
+		r := &lab.Result{Job: lab.NewJob(&p, nil)}
+		tr, err := lab.RunPlan(t, &p)
+		lab.Judge(r, tr, err)
 		if tr != nil {
-			if steps := failedSteps(tr); len(steps) > 0 {
+			if steps := lab.FailedSteps(tr); len(steps) > 0 {
 				dropped = append(dropped, fmt.Sprintf("seed %d: steps %v", i, steps))
 			}
 		}
-		rep.judgeReference(r, func(p *sim.Plan) (*sim.Trace, error) { return runPlan(t, p) })
+		rep.judgeReference(r, func(p *sim.Plan) (*sim.Trace, error) { return lab.RunPlan(t, p) })
 		status := invariants.Status("none: the plan has no fault")
-		if _, faulty := ReferencePlan(&p); faulty && r.Err != nil {
+		if _, faulty := lab.ReferencePlan(&p); faulty && r.Err != nil {
 			status = "none: the run failed"
 		} else if faulty {
 			status = "none: ?"

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/cachelab/cachelab/internal/lab"
 	"github.com/cachelab/cachelab/invariants"
 	"github.com/cachelab/cachelab/sim"
 )
@@ -173,7 +174,7 @@ func TestReferencePlanDropsFaultsAndKeepsUserActions(t *testing.T) {
 	p.Faults = sim.FaultPolicy{ErrorRate: 0.2, Latency: sim.Distribution{Kind: "fixed", Max: sim.Duration(time.Millisecond)},
 		RequestLatency: sim.Distribution{Kind: "fixed", Max: sim.Duration(time.Millisecond)}}
 	p.ShuffleSchedule = 3
-	ref, faulty := ReferencePlan(p)
+	ref, faulty := lab.ReferencePlan(p)
 	if !faulty {
 		t.Fatal("a plan with a crash, a hold and request errors has faults")
 	}
@@ -190,7 +191,7 @@ func TestReferencePlanDropsFaultsAndKeepsUserActions(t *testing.T) {
 	if len(p.Steps) != 5 {
 		t.Errorf("ReferencePlan changed its input: %d steps", len(p.Steps))
 	}
-	if _, faulty := ReferencePlan(ref); faulty {
+	if _, faulty := lab.ReferencePlan(ref); faulty {
 		t.Error("a reference plan has no fault: it is its own reference")
 	}
 }
@@ -205,11 +206,11 @@ func referenceVerdict(t *testing.T, name string, c Controller, p *sim.Plan) inva
 	}
 	p = p.Clone()
 	p.Subject = name
-	r := &Result{Job: NewJob(p, nil)}
-	tr, err := runPlan(t, p)
-	judge(r, tr, err)
+	r := &lab.Result{Job: lab.NewJob(p, nil)}
+	tr, err := lab.RunPlan(t, p)
+	lab.Judge(r, tr, err)
 	rep := &reporter{}
-	rep.judgeReference(r, func(p *sim.Plan) (*sim.Trace, error) { return runPlan(t, p) })
+	rep.judgeReference(r, func(p *sim.Plan) (*sim.Trace, error) { return lab.RunPlan(t, p) })
 	for _, v := range r.Verdicts {
 		if v.Invariant == invariants.NameMatchesReference {
 			return v

@@ -2,12 +2,15 @@ package cachelabtest
 
 import (
 	"context"
+	"flag"
 	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/cachelab/cachelab/internal/lab"
 )
 
 // A controller that holds a mutex while it sleeps in virtual time, while
@@ -25,7 +28,7 @@ func TestWatchdogEndsARunStuckOnAMutexHeldAcrossVirtualTime(t *testing.T) {
 		t.Fatalf("%d failures, want the stuck run's", len(failures))
 	}
 	f := failures[0]
-	for _, want := range []string{"stuck (lab watchdog)", `plan "faulted"`, "2s of wall time", "-cachelab.timeout", "sync.Mutex", StuckGoroutinesSuffix} {
+	for _, want := range []string{"stuck (lab watchdog)", `plan "faulted"`, "2s of wall time", "-cachelab.timeout", "sync.Mutex", lab.StuckGoroutinesSuffix} {
 		if !strings.Contains(f.Report, want) {
 			t.Errorf("report lacks %q:\n%s", want, f.Report)
 		}
@@ -33,12 +36,12 @@ func TestWatchdogEndsARunStuckOnAMutexHeldAcrossVirtualTime(t *testing.T) {
 	if wall > 20*time.Second {
 		t.Errorf("Catch took %s with a 2s limit", wall)
 	}
-	ents, _ := os.ReadDir("testdata/cachelab/" + safe(t.Name()))
+	ents, _ := os.ReadDir("testdata/cachelab/" + lab.Safe(t.Name()))
 	var files []string
 	for _, e := range ents {
 		files = append(files, e.Name())
 	}
-	if !strings.Contains(strings.Join(files, " "), StuckGoroutinesSuffix) {
+	if !strings.Contains(strings.Join(files, " "), lab.StuckGoroutinesSuffix) {
 		t.Errorf("no goroutine dump written: %v", files)
 	}
 	t.Log(f.Report)
@@ -63,9 +66,11 @@ func TestWatchdogStopsRandomPlansAtTheFirstStuckRun(t *testing.T) {
 // virtual time, another waits for it.
 func stuckOnAMutex(t *testing.T) Controller {
 	t.Chdir(t.TempDir())
-	old := *timeoutFlag
-	*timeoutFlag = 2 * time.Second
-	t.Cleanup(func() { *timeoutFlag = old })
+	old := flag.Lookup("cachelab.timeout").Value.String()
+	if err := flag.Set("cachelab.timeout", "2s"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = flag.Set("cachelab.timeout", old) })
 	var mu sync.Mutex
 	var over atomic.Bool
 	// Released once the test is done, so that the bubble left behind

@@ -17,8 +17,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 
-	"github.com/cachelab/cachelab/cachelabtest"
 	"github.com/cachelab/cachelab/fakeapi/serve"
+	"github.com/cachelab/cachelab/internal/lab"
 )
 
 // readJob reads a Job manifest strictly: an unknown or misspelt field is
@@ -49,20 +49,20 @@ func shardConfig(j *batchv1.Job) error {
 	c := j.Spec.Template.Spec.Containers[0]
 	shards := ""
 	for _, e := range c.Env {
-		if e.Name == cachelabtest.EnvShardCount {
+		if e.Name == lab.EnvShardCount {
 			shards = e.Value
 		}
 	}
 	if j.Spec.Completions == nil || shards != fmt.Sprint(*j.Spec.Completions) {
-		return fmt.Errorf("%s=%q must equal spec.completions (%v): the shards would not partition the campaign", cachelabtest.EnvShardCount, shards, j.Spec.Completions)
+		return fmt.Errorf("%s=%q must equal spec.completions (%v): the shards would not partition the campaign", lab.EnvShardCount, shards, j.Spec.Completions)
 	}
 	if len(c.Args) == 0 || c.Args[0] != "run" {
 		return fmt.Errorf("args must start with run, got %q", c.Args)
 	}
 	if !slices.ContainsFunc(c.Args, func(a string) bool {
-		return strings.HasPrefix(a, "--out=") && strings.Contains(a, "$("+cachelabtest.EnvJobIndex+")")
+		return strings.HasPrefix(a, "--out=") && strings.Contains(a, "$("+lab.EnvJobIndex+")")
 	}) {
-		return fmt.Errorf("args %q: each shard needs a folder of its own: --out=/results/shard-$(%s)", c.Args, cachelabtest.EnvJobIndex)
+		return fmt.Errorf("args %q: each shard needs a folder of its own: --out=/results/shard-$(%s)", c.Args, lab.EnvJobIndex)
 	}
 	return nil
 }

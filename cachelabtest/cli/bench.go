@@ -10,8 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	lab "github.com/cachelab/cachelab/cachelabtest"
 	"github.com/cachelab/cachelab/fakeapi/fakeapibench"
+	"github.com/cachelab/cachelab/internal/lab"
 	"github.com/cachelab/cachelab/scenarios"
 	"github.com/cachelab/cachelab/sim"
 	"github.com/cachelab/cachelab/sim/simbench"

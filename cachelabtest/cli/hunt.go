@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	lab "github.com/cachelab/cachelab/cachelabtest"
 	"github.com/cachelab/cachelab/fakeapi/fakeapibench"
+	"github.com/cachelab/cachelab/internal/lab"
 	"github.com/cachelab/cachelab/scenarios"
 	"github.com/cachelab/cachelab/sim"
 )

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	lab "github.com/cachelab/cachelab/cachelabtest"
+	"github.com/cachelab/cachelab/internal/lab"
 	"github.com/cachelab/cachelab/reports"
 	"github.com/cachelab/cachelab/scenarios"
 	"github.com/cachelab/cachelab/sim"

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	lab "github.com/cachelab/cachelab/cachelabtest"
+	"github.com/cachelab/cachelab/internal/lab"
 )
 
 // mergeCommand is `cachelab merge`: the output folders of a campaign's

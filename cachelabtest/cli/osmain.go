@@ -6,7 +6,7 @@ import (
 
 	"k8s.io/klog/v2"
 
-	lab "github.com/cachelab/cachelab/cachelabtest"
+	"github.com/cachelab/cachelab/internal/lab"
 	"github.com/cachelab/cachelab/sim"
 )
 

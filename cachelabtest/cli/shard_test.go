@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	lab "github.com/cachelab/cachelab/cachelabtest"
+	"github.com/cachelab/cachelab/internal/lab"
 )
 
 // childArgsEnv, set, makes the test binary run cachelab with these

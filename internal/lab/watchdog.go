@@ -1,4 +1,4 @@
-package cachelabtest
+package lab
 
 import (
 	"flag"
@@ -21,16 +21,16 @@ var timeoutFlag = flag.Duration("cachelab.timeout", 2*time.Minute, "cachelabtest
 // stacks the watchdog took.
 const StuckGoroutinesSuffix = ".goroutines.txt"
 
-// stuckError is the error of a run the watchdog gave up on.
-type stuckError struct {
+// StuckError is the error of a run the watchdog gave up on.
+type StuckError struct {
 	plan   string
 	limit  time.Duration
 	stacks string // every goroutine's stack when the limit passed
 	bubble []string
-	file   string // where the stacks are written, set by saveStacks
+	file   string // where the stacks are written, set by SaveStacks
 }
 
-func (e *stuckError) Error() string {
+func (e *StuckError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "stuck (lab watchdog): the run of plan %q did not end within %s of wall time (-cachelab.timeout): its bubble's clock no longer advances, a goroutine spins or is blocked on something synctest does not count as durably blocked (a sync.Mutex held by a goroutine that waits for virtual time). Virtual time reached: not readable from outside the bubble. The run's goroutines are left running until the test binary exits.", e.plan, e.limit)
 	if e.file != "" {
@@ -42,18 +42,18 @@ func (e *stuckError) Error() string {
 	return b.String()
 }
 
-// runWatched is runPlan under the wall-clock watchdog: past
-// -cachelab.timeout it returns a stuckError and leaves the run's bubble
+// RunWatched is RunPlan under the wall-clock watchdog: past
+// -cachelab.timeout it returns a StuckError and leaves the run's bubble
 // behind (nothing can stop goroutines that never yield to virtual time;
 // they leak until the process ends). The watchdog is a wall-clock timer
 // outside the bubble: it never changes what happens inside.
-func runWatched(t *testing.T, p *sim.Plan) (*sim.Trace, error) {
+func RunWatched(t *testing.T, p *sim.Plan) (*sim.Trace, error) {
 	return runWatchedLimit(t, p, *timeoutFlag)
 }
 
 func runWatchedLimit(t *testing.T, p *sim.Plan, limit time.Duration) (*sim.Trace, error) {
 	if limit <= 0 {
-		return runPlan(t, p)
+		return RunPlan(t, p)
 	}
 	var (
 		tr       *sim.Trace
@@ -63,7 +63,7 @@ func runWatchedLimit(t *testing.T, p *sim.Plan, limit time.Duration) (*sim.Trace
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		tr, err = runPlan(t, p)
+		tr, err = RunPlan(t, p)
 		finished = true
 	}()
 	timer := time.NewTimer(limit)
@@ -85,7 +85,7 @@ func runWatchedLimit(t *testing.T, p *sim.Plan, limit time.Duration) (*sim.Trace
 			buf = make([]byte, 2*len(buf))
 		}
 		stacks := string(buf)
-		return nil, &stuckError{plan: p.Name, limit: limit, stacks: stacks, bubble: notDurable(stacks)}
+		return nil, &StuckError{plan: p.Name, limit: limit, stacks: stacks, bubble: notDurable(stacks)}
 	}
 }
 
@@ -117,10 +117,10 @@ func notDurable(stacks string) []string {
 	return out
 }
 
-// saveStacks writes a stuck run's goroutine stacks next to its report
+// SaveStacks writes a stuck run's goroutine stacks next to its report
 // folder dir, if r.Err is the watchdog's, and says where in the error.
-func saveStacks(r *Result, dir string) {
-	se, ok := r.Err.(*stuckError)
+func SaveStacks(r *Result, dir string) {
+	se, ok := r.Err.(*StuckError)
 	if !ok {
 		return
 	}

@@ -1,4 +1,4 @@
-package cachelabtest_test
+package lab_test
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	lab "github.com/cachelab/cachelab/cachelabtest"
+	"github.com/cachelab/cachelab/internal/lab"
 	"github.com/cachelab/cachelab/invariants"
 	"github.com/cachelab/cachelab/scenarios"
 	"github.com/cachelab/cachelab/sim"
@@ -102,7 +102,7 @@ func TestExploreTable(t *testing.T) {
 }
 
 // explorePlans is where the plans the exploration tests use are kept.
-var explorePlans = filepath.Join("..", "sim", "testdata", "explore")
+var explorePlans = filepath.Join("..", "..", "sim", "testdata", "explore")
 
 // schedulePlan is a plan under which bellerophon/no-expectations passes
 // with the canonical schedule but fails no-duplicate-children under 2 of

@@ -1,4 +1,4 @@
-package cachelabtest
+package lab
 
 import (
 	"os"
@@ -22,7 +22,7 @@ func TestAPlanFilesFaultsAimedAtItsSubjectAimAtTheController(t *testing.T) {
 	if err := os.WriteFile(path, []byte(plan), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p, err := loadFile(path, "TestOther")
+	p, err := LoadFile(path, "TestOther")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package cachelabtest
+package lab
 
 import (
 	"path/filepath"
@@ -7,11 +7,11 @@ import (
 	"github.com/cachelab/cachelab/sim"
 )
 
-// loadFile reads a plan file (JSON) or a scenario file (.txt) as the plan
+// LoadFile reads a plan file (JSON) or a scenario file (.txt) as the plan
 // of subject: a scenario's steps aimed at "subject" aim at it, and so do a
 // plan file's steps aimed at "subject" or at the subject it was saved
 // with (another test's name, when one test saved it and another runs it).
-func loadFile(path, subject string) (*sim.Plan, error) {
+func LoadFile(path, subject string) (*sim.Plan, error) {
 	if filepath.Ext(path) == ".txt" {
 		s, err := scenarios.LoadFile(path)
 		if err != nil {

@@ -1,4 +1,4 @@
-package cachelabtest
+package lab
 
 import (
 	"errors"
@@ -48,7 +48,7 @@ func ReportTrace(tracePath, htmlPath string, replay func(planPath string) string
 	if err != nil {
 		return nil, traceReadError(tracePath, err)
 	}
-	vs := checkTrace(tr)
+	vs := CheckTrace(tr)
 	run := reports.Run{Trace: tr, Verdicts: vs}
 	if replay != nil && replayable(tr) {
 		plan := filepath.Join(filepath.Dir(tracePath), PlanFile)
@@ -75,7 +75,7 @@ func ReportTrace(tracePath, htmlPath string, replay func(planPath string) string
 // of a trace) and lists the invariants whose status differs from now.
 func VerdictDiff(recorded *sim.Trace, now []invariants.Verdict) []string {
 	before := map[string]invariants.Status{}
-	for _, v := range checkTrace(recorded) {
+	for _, v := range CheckTrace(recorded) {
 		before[v.Invariant] = v.Status
 	}
 	var out []string

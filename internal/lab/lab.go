@@ -1,4 +1,4 @@
-package cachelabtest
+package lab
 
 import (
 	"fmt"
@@ -42,10 +42,10 @@ func RunID(p *sim.Plan) string {
 	if name == "" {
 		name = fmt.Sprintf("plan-%d", p.Seed)
 	}
-	return safe(name) + "/" + safe(p.Subject)
+	return Safe(name) + "/" + Safe(p.Subject)
 }
 
-func safe(s string) string {
+func Safe(s string) string {
 	return strings.Map(func(r rune) rune {
 		switch {
 		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '.':
@@ -292,7 +292,7 @@ func RunBatch(host Host, jobs []Job, opt Options) (results []*Result, hostOutput
 			r := runOne(t, job)
 			if opt.Out != "" {
 				r.Dir = filepath.Join(opt.Out, filepath.FromSlash(job.ID))
-				r.WriteErr = writeRun(r, opt)
+				r.WriteErr = WriteRun(r, opt)
 			}
 			results[i] = r
 			finish(r)
@@ -356,7 +356,7 @@ func runOne(t *testing.T, job Job) *Result {
 				err = fmt.Errorf("panic: %v", x)
 			}
 		}()
-		r.Trace, err = runPlan(t, p)
+		r.Trace, err = RunPlan(t, p)
 	}()
 	r.Wall = time.Since(start)
 	if err == nil && t.Failed() {
@@ -368,10 +368,10 @@ func runOne(t *testing.T, job Job) *Result {
 			r.Trace.Plan = p
 		}
 		r.End, r.Outcome, r.Records = r.Trace.End, r.Trace.Outcome, len(r.Trace.Records)
-		if r.Err == nil && stopped(r.Trace.Outcome) {
+		if r.Err == nil && Stopped(r.Trace.Outcome) {
 			r.Err = fmt.Errorf("%s", r.Trace.Outcome)
 		}
-		r.Verdicts = checkTrace(r.Trace)
+		r.Verdicts = CheckTrace(r.Trace)
 	}
 	if job.Scenario != nil && r.Err == nil {
 		r.Mismatches = append(job.Scenario.Compare(p.Subject, r.Verdicts), job.Scenario.CheckClaims(p.Subject, r.Trace)...)
@@ -379,11 +379,11 @@ func runOne(t *testing.T, job Job) *Result {
 	return r
 }
 
-// stopped reports whether a run's outcome says it did not run to its end:
+// Stopped reports whether a run's outcome says it did not run to its end:
 // an error, a livelock, or a spent record budget (Plan.MaxRecords). Its
 // verdicts judge a cut trace, so the run counts as unexpected (Err), never
 // as a pass, as in Catch.
-func stopped(outcome string) bool {
+func Stopped(outcome string) bool {
 	for _, p := range []string{"error", "livelock", "budget"} {
 		if strings.HasPrefix(outcome, p) {
 			return true
@@ -409,8 +409,8 @@ func reportRun(r *Result, opt Options) reports.Run {
 	return run
 }
 
-// writeRun writes a run's files into r.Dir.
-func writeRun(r *Result, opt Options) error {
+// WriteRun writes a run's files into r.Dir.
+func WriteRun(r *Result, opt Options) error {
 	if err := os.MkdirAll(r.Dir, 0o755); err != nil {
 		return err
 	}
@@ -527,7 +527,7 @@ func expectation(r *Result) (reports.Expectation, string) {
 	if !r.OK() {
 		var what []string
 		if r.Err != nil {
-			what = append(what, "the run failed: "+firstLineOf(r.Err.Error()))
+			what = append(what, "the run failed: "+FirstLineOf(r.Err.Error()))
 		}
 		if r.Judged() {
 			for _, m := range r.Mismatches {
@@ -565,7 +565,7 @@ func expectation(r *Result) (reports.Expectation, string) {
 	return reports.AsExpected, strings.Join(parts, "; ")
 }
 
-func firstLineOf(s string) string {
+func FirstLineOf(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
 }
@@ -650,4 +650,36 @@ func digitsPrefix(s string) string {
 		i++
 	}
 	return s[:i]
+}
+
+// Judge fills r from a run's trace and error: the invariants' verdicts and
+// the controller's health.
+func Judge(r *Result, tr *sim.Trace, err error) {
+	r.Trace, r.Err = tr, err
+	if tr == nil {
+		return
+	}
+	if tr.Plan == nil {
+		tr.Plan = r.Job.Plan
+	}
+	if r.Err == nil && Stopped(tr.Outcome) {
+		r.Err = fmt.Errorf("%s", tr.Outcome)
+	}
+	r.Verdicts = append(CheckTrace(tr), HealthVerdicts(tr)...)
+}
+
+// Failures lists what failed in r: the run's error, then each failed
+// verdict that judges the controller (not the sync-soundness
+// measurements).
+func (r *Result) Failures() []invariants.Verdict {
+	var out []invariants.Verdict
+	if r.Err != nil {
+		out = append(out, invariants.Verdict{Invariant: "run", Status: invariants.Fail, Reason: r.Err.Error()})
+	}
+	for _, v := range r.Verdicts {
+		if v.Status == invariants.Fail && !IsMeasurement(v.Invariant) {
+			out = append(out, v)
+		}
+	}
+	return out
 }

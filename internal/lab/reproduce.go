@@ -1,4 +1,4 @@
-package cachelabtest
+package lab
 
 import (
 	"fmt"
@@ -162,7 +162,7 @@ func Reproduce(host Host, in *Input, n int) (Reproduction, []*Result, error) {
 		jobs[i].ID = fmt.Sprintf("%s/replay-%d", jobs[i].ID, i+1)
 	}
 	results, hostOut := RunBatch(host, jobs, Options{Sequential: true})
-	recordedVerdicts := checkTrace(in.Recorded)
+	recordedVerdicts := CheckTrace(in.Recorded)
 	var rep Reproduction
 	for _, res := range results {
 		rep.Compare(in.Recorded, recordedVerdicts, res)

@@ -1,4 +1,4 @@
-package cachelabtest
+package lab
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package cachelabtest
+package lab
 
 import (
 	"encoding/json"
@@ -55,7 +55,7 @@ func ReferencePlan(p *sim.Plan) (ref *sim.Plan, faulty bool) {
 // judged, so the reference leaves them out too. A step whose write was
 // applied before it failed (a timeout) stays.
 func ReferencePlanOf(tr *sim.Trace) (ref *sim.Plan, faulty bool) {
-	failed := failedSteps(tr)
+	failed := FailedSteps(tr)
 	if len(failed) == 0 {
 		return ReferencePlan(tr.Plan)
 	}
@@ -70,9 +70,9 @@ func ReferencePlanOf(tr *sim.Trace) (ref *sim.Plan, faulty bool) {
 	return ref, true
 }
 
-// failedSteps returns the API steps of tr's plan that failed with no write
+// FailedSteps returns the API steps of tr's plan that failed with no write
 // of their actor applied meanwhile, each with its error.
-func failedSteps(tr *sim.Trace) map[int]string {
+func FailedSteps(tr *sim.Trace) map[int]string {
 	out := map[int]string{}
 	open := map[int]int{} // step -> position of its RecStep
 	for _, r := range tr.Records {
@@ -109,18 +109,18 @@ func isZeroPolicy(f sim.FaultPolicy) bool {
 		f.UnknownOutcomeRate == 0 && f.ContractBreaking == (sim.ContractBreaking{})
 }
 
-// referenceCache keeps the end states of the reference runs of one Test
+// ReferenceCache keeps the end states of the reference runs of one Test
 // or Catch, by reference plan: the plans rapid shrinks often keep their
 // user actions and lose only faults, and share a reference.
-type referenceCache struct {
+type ReferenceCache struct {
 	mu     sync.Mutex
 	states map[string]*reference
 	order  []string
 }
 
-// referenceCacheSize bounds the end states a cache keeps (each a few
+// ReferenceCacheSize bounds the end states a cache keeps (each a few
 // kilobytes).
-const referenceCacheSize = 256
+const ReferenceCacheSize = 256
 
 // reference is what the cache keeps of a reference run: its end state and
 // the steps that failed in it (as FormatStep writes them, with the error).
@@ -129,14 +129,14 @@ type reference struct {
 	failed map[string]string
 }
 
-func (c *referenceCache) get(k string) (*reference, bool) {
+func (c *ReferenceCache) get(k string) (*reference, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	es, ok := c.states[k]
 	return es, ok
 }
 
-func (c *referenceCache) put(k string, es *reference) {
+func (c *ReferenceCache) put(k string, es *reference) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.states == nil {
@@ -145,7 +145,7 @@ func (c *referenceCache) put(k string, es *reference) {
 	if _, ok := c.states[k]; ok {
 		return
 	}
-	if len(c.order) >= referenceCacheSize {
+	if len(c.order) >= ReferenceCacheSize {
 		delete(c.states, c.order[0])
 		c.order = slices.Delete(c.order, 0, 1)
 	}
@@ -153,34 +153,8 @@ func (c *referenceCache) put(k string, es *reference) {
 	c.order = append(c.order, k)
 }
 
-// referenceOptions are the comparison's options for a Test's controller.
-func (rep *reporter) referenceOptions() invariants.ReferenceOptions {
-	return invariants.ReferenceOptions{}
-}
-
-// judgeReference adds the matches-reference verdict to r: it runs r's plan
-// without faults twice (with run, in a bubble of the caller's), or takes
-// the end state of those reference runs from the cache, and compares the
-// end states, leaving out every path whose value differs between the two
-// fault-free runs (the controller's own nondeterminism).
-// Nothing is added when the oracle is off (-cachelab.reference=false), the
-// plan has no fault, or the run itself failed (its error says why).
-func (rep *reporter) judgeReference(r *Result, run func(*sim.Plan) (*sim.Trace, error)) {
-	if !*referenceFlag || r.Trace == nil || r.Err != nil {
-		return
-	}
-	if r.Trace.Plan == nil {
-		r.Trace.Plan = r.Job.Plan
-	}
-	ref, faulty := ReferencePlanOf(r.Trace)
-	if !faulty {
-		return
-	}
-	r.Verdicts = append(r.Verdicts, rep.refs.verdict(r.Trace, ref, rep.referenceOptions(), run))
-}
-
 // verdict compares tr with the end state of the reference plan ref.
-func (c *referenceCache) verdict(tr *sim.Trace, refPlan *sim.Plan, opts invariants.ReferenceOptions, run func(*sim.Plan) (*sim.Trace, error)) invariants.Verdict {
+func (c *ReferenceCache) Verdict(tr *sim.Trace, refPlan *sim.Plan, opts invariants.ReferenceOptions, run func(*sim.Plan) (*sim.Trace, error)) invariants.Verdict {
 	unknown := func(why string) invariants.Verdict {
 		return invariants.Verdict{Invariant: invariants.NameMatchesReference, Status: invariants.Unknown, Reason: why}
 	}
@@ -218,7 +192,7 @@ func (c *referenceCache) verdict(tr *sim.Trace, refPlan *sim.Plan, opts invarian
 			}
 		}
 		ref = &reference{end: es, failed: map[string]string{}}
-		for i, why := range failedSteps(rtr) {
+		for i, why := range FailedSteps(rtr) {
 			ref.failed[stepText(rtr.Plan, i)] = why
 		}
 		c.put(k, ref)
@@ -227,7 +201,7 @@ func (c *referenceCache) verdict(tr *sim.Trace, refPlan *sim.Plan, opts invarian
 	// two runs did different user actions, and their end states say
 	// nothing of the controller.
 	failedHere := map[string]bool{}
-	for i := range failedSteps(tr) {
+	for i := range FailedSteps(tr) {
 		failedHere[stepText(tr.Plan, i)] = true
 	}
 	var differ []string
@@ -242,3 +216,7 @@ func (c *referenceCache) verdict(tr *sim.Trace, refPlan *sim.Plan, opts invarian
 	}
 	return invariants.MatchesReference(tr, ref.end, opts)
 }
+
+// ReferenceOn reports whether the differential oracle is on
+// (-cachelab.reference, true unless turned off).
+func ReferenceOn() bool { return *referenceFlag }
