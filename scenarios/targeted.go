@@ -601,17 +601,20 @@ func unobservedState(base *sim.Plan, v *refView, opt TargetedOptions) ([]Targete
 }
 
 // intermediateState: for each reconcile of the reference with more than
-// one write, a crash right after each write but its last, and a restart;
-// a crash point whose writes so far and next write have the same verbs and
-// resources as one already generated is pruned.
+// one write, a crash right after each write but its last, and a restart.
+// Crash points whose writes so far and next write have the same verbs and
+// resources are one: the last is kept (the one whose half-done state the
+// rest of the workload is least likely to replace, so an end state can
+// show it), the others are pruned.
 func intermediateState(base *sim.Plan, v *refView, opt TargetedOptions) ([]Targeted, []Pruned) {
-	var out []Targeted
-	var pruned []Pruned
-	seen := map[string]int{}
+	type cand struct {
+		k         int
+		desc, sig string
+		at        time.Duration
+	}
+	var cands []cand
+	last := map[string]int{}
 	for _, rc := range v.reconciles {
-		if len(rc.writes) < 2 {
-			continue
-		}
 		for j := 0; j+1 < len(rc.writes); j++ {
 			k := rc.writes[j]
 			w, next := v.writes[k-1], v.writes[rc.writes[j+1]-1]
@@ -619,23 +622,30 @@ func intermediateState(base *sim.Plan, v *refView, opt TargetedOptions) ([]Targe
 			for _, kk := range rc.writes[:j+2] {
 				sig = append(sig, v.writes[kk-1].verb+" "+v.writes[kk-1].resource)
 			}
-			desc := fmt.Sprintf("crash right after write #%d (%s %s %s) of the reconcile of %s, before its %s %s", k, w.verb, w.resource, w.key, rc.key, next.verb, next.resource)
-			if first, dup := seen[strings.Join(sig, ",")]; dup {
-				pruned = append(pruned, Pruned{ClassIntermediate, desc, fmt.Sprintf("the same writes so far and next as at write #%d", first)})
-				continue
-			}
-			seen[strings.Join(sig, ",")] = k
-			restart := sim.Duration(w.at + opt.RestartAfter)
-			p := withSteps(base, fmt.Sprintf("intermediate-w%d", k),
-				sim.Step{At: 0, Actor: "controller", Op: "crash", AfterWrite: k},
-				sim.Step{At: restart, Actor: "controller", Op: "restart"},
-			)
-			// The crash is armed first thing at 0, before base's steps.
-			i := slices.IndexFunc(p.Steps, func(s sim.Step) bool { return s.AfterWrite == k })
-			st := p.Steps[i]
-			p.Steps = slices.Insert(slices.Delete(p.Steps, i, i+1), 0, st)
-			out = append(out, Targeted{Class: ClassIntermediate, Perturbation: fmt.Sprintf("%s; restart at %s", desc, restart), Plan: p})
+			c := cand{k: k, at: w.at, sig: strings.Join(sig, ","),
+				desc: fmt.Sprintf("crash right after write #%d (%s %s %s) of the reconcile of %s, before its %s %s", k, w.verb, w.resource, w.key, rc.key, next.verb, next.resource)}
+			last[c.sig] = k
+			cands = append(cands, c)
 		}
+	}
+	var out []Targeted
+	var pruned []Pruned
+	for _, c := range cands {
+		if kept := last[c.sig]; kept != c.k {
+			pruned = append(pruned, Pruned{ClassIntermediate, c.desc, fmt.Sprintf("the same writes so far and next as at write #%d (the last such point is kept)", kept)})
+			continue
+		}
+		k := c.k
+		restart := sim.Duration(c.at + opt.RestartAfter)
+		p := withSteps(base, fmt.Sprintf("intermediate-w%d", k),
+			sim.Step{At: 0, Actor: "controller", Op: "crash", AfterWrite: k},
+			sim.Step{At: restart, Actor: "controller", Op: "restart"},
+		)
+		// The crash is armed first thing at 0, before base's steps.
+		i := slices.IndexFunc(p.Steps, func(s sim.Step) bool { return s.AfterWrite == k })
+		st := p.Steps[i]
+		p.Steps = slices.Insert(slices.Delete(p.Steps, i, i+1), 0, st)
+		out = append(out, Targeted{Class: ClassIntermediate, Perturbation: fmt.Sprintf("%s; restart at %s", c.desc, restart), Plan: p})
 	}
 	return out, pruned
 }
@@ -647,25 +657,27 @@ func nameOf(key string) string { _, n, _ := strings.Cut(key, "/"); return n }
 // into a step's resource argument.
 func resourceArg(resource string) string { return resource }
 
-// requestFaults: for the first write of each verb and resource of the
-// controller in the reference, a plan where that write fails (500:
-// nothing applied) and one where it is applied and then times out (504:
-// the controller cannot tell whether it happened); each armed for the
-// controller's next such write after the write before it in the
-// reference (fail-next / timeout-next-write with afterWrite).
+// requestFaults: for the last write of each verb and resource of the
+// controller in the reference (the last, as intermediateState keeps its
+// last crash point), a plan where that write fails (500: nothing applied)
+// and one where it is applied and then times out (504: the controller
+// cannot tell whether it happened); each armed for the controller's next
+// such write after the write before it in the reference (fail-next /
+// timeout-next-write with afterWrite).
 func requestFaults(base *sim.Plan, v *refView) ([]Targeted, []Pruned) {
 	var out []Targeted
 	var pruned []Pruned
-	first := map[string]int{}
+	last := map[string]int{}
+	for _, w := range v.writes {
+		last[w.verb+" "+w.resource] = w.k
+	}
 	for _, w := range v.writes {
 		verb, sub, _ := strings.Cut(w.verb, "/")
 		what := fmt.Sprintf("the controller's write #%d (%s %s %s)", w.k, w.verb, w.resource, w.key)
-		sig := w.verb + " " + w.resource
-		if j, dup := first[sig]; dup {
-			pruned = append(pruned, Pruned{ClassRequest, "fail or time out " + what, fmt.Sprintf("the same verb and resource as write #%d", j)})
+		if kept := last[w.verb+" "+w.resource]; kept != w.k {
+			pruned = append(pruned, Pruned{ClassRequest, "fail or time out " + what, fmt.Sprintf("the same verb and resource as write #%d (the last is kept)", kept)})
 			continue
 		}
-		first[sig] = w.k
 		if sub != "" {
 			// A status write and a write of the object have one verb:
 			// the fault would hit whichever comes first.
