@@ -182,8 +182,13 @@ func (s *Store) apply(r *resState, ns, name string, data []byte, opts metav1.Pat
 	if unknown := pruneUnknown(r, patch); len(unknown) > 0 && opts.FieldValidation == metav1.FieldValidationStrict {
 		return nil, nil, apierrors.NewBadRequest(strictUnknownFields(unknown).Error())
 	}
-	applied, err := s.convertIn(r, patch)
-	if err != nil {
+	// The patch must decode as the kind (a type error is refused), but
+	// the field manager takes it as sent, unstructured, as kube-apiserver's
+	// applyPatcher does: a typed round trip would add the zero values of
+	// every non-omitempty field (a null spec.selector, an empty strategy
+	// and status) to the manager's intent.
+	applied := runtime.Object(patch)
+	if _, err := s.convertIn(r, patch.DeepCopy()); err != nil {
 		return nil, nil, err
 	}
 	fm, err := s.fieldManager(r, sub)

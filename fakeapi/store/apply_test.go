@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -69,5 +70,44 @@ func TestServerSideApply(t *testing.T) {
 	// No field manager: 422.
 	if _, _, err := s.Patch(configmapsGVR, "ns", "a", types.ApplyYAMLPatchType, []byte("apiVersion: v1\nkind: ConfigMap\n"), metav1.PatchOptions{}, ""); !apierrors.IsInvalid(err) {
 		t.Errorf("apply without fieldManager: %v, want 422", err)
+	}
+}
+
+// TestApplyOfAPartialDeploymentKeepsWhatOthersOwn: the applied
+// configuration is the manager's intent as sent, not a typed round trip of
+// it: a second manager applying the same Deployment shares its fields (no
+// conflict on spec.selector), and a manager applying only spec.replicas
+// (with force) takes replicas alone and leaves the selector and template
+// (before: 422, the partial apply set spec.selector to null; the first
+// manager owned strategy and status it never applied). Issue 29, fidelity
+// cases ssa-deployment-shared-ownership and ssa-deployment-partial-apply.
+func TestApplyOfAPartialDeploymentKeepsWhatOthersOwn(t *testing.T) {
+	s, _ := newTestStore(t, 0)
+	gvr := appsv1.SchemeGroupVersion.WithResource("deployments")
+	const head = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n"
+	const full = head + "spec:\n  replicas: 2\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n      - name: c\n        image: app:1\n"
+	apply := func(manager, yaml string, force bool) (*appsv1.Deployment, error) {
+		out, _, err := s.Patch(gvr, "ns", "web", types.ApplyYAMLPatchType, []byte(yaml), metav1.PatchOptions{FieldManager: manager, Force: &force}, "")
+		if err != nil {
+			return nil, err
+		}
+		return out.(*appsv1.Deployment), nil
+	}
+	d, err := apply("alice", full, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs := string(d.ManagedFields[0].FieldsV1.Raw); strings.Contains(fs, "f:strategy") || strings.Contains(fs, "f:status") {
+		t.Errorf("alice owns fields she did not apply: %s", fs)
+	}
+	if _, err := apply("bob", full, false); err != nil {
+		t.Errorf("bob applies the same Deployment: %v, want shared ownership", err)
+	}
+	d, err = apply("scaler", head+"spec:\n  replicas: 4\n", true)
+	if err != nil {
+		t.Fatalf("scaler applies replicas only: %v", err)
+	}
+	if *d.Spec.Replicas != 4 || d.Spec.Selector == nil || d.Spec.Selector.MatchLabels["app"] != "web" || len(d.Spec.Template.Spec.Containers) != 1 {
+		t.Errorf("after the partial apply: replicas %d, selector %v, containers %v", *d.Spec.Replicas, d.Spec.Selector, d.Spec.Template.Spec.Containers)
 	}
 }
