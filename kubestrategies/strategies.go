@@ -41,6 +41,7 @@ import (
 	_ "k8s.io/kubernetes/pkg/apis/coordination/install"
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
 	_ "k8s.io/kubernetes/pkg/apis/discovery/install"
+	_ "k8s.io/kubernetes/pkg/apis/events/install"
 	_ "k8s.io/kubernetes/pkg/apis/networking/install"
 	_ "k8s.io/kubernetes/pkg/apis/node/install"
 	_ "k8s.io/kubernetes/pkg/apis/policy/install"
@@ -57,7 +58,10 @@ import (
 	"k8s.io/kubernetes/pkg/registry/coordination/lease"
 	"k8s.io/kubernetes/pkg/registry/core/configmap"
 	"k8s.io/kubernetes/pkg/registry/core/endpoint"
+	"k8s.io/kubernetes/pkg/registry/core/event"
 	"k8s.io/kubernetes/pkg/registry/core/limitrange"
+	"k8s.io/kubernetes/pkg/registry/core/namespace"
+	"k8s.io/kubernetes/pkg/registry/core/node"
 	"k8s.io/kubernetes/pkg/registry/core/persistentvolumeclaim"
 	"k8s.io/kubernetes/pkg/registry/core/pod"
 	"k8s.io/kubernetes/pkg/registry/core/replicationcontroller"
@@ -101,6 +105,10 @@ type Kind struct {
 // Kinds are the resources this package registers, in the order of the
 // fake's table (docs/builtin-kinds.md).
 var Kinds = []Kind{
+	{core("namespaces"), "Namespace", namespace.Strategy, namespace.StatusStrategy, "pkg/registry/core/namespace"},
+	{core("nodes"), "Node", node.Strategy, node.StatusStrategy, "pkg/registry/core/node"},
+	{core("events"), "Event", event.Strategy, nil, "pkg/registry/core/event"},
+	{gvr("events.k8s.io", "v1", "events"), "Event", event.Strategy, nil, "pkg/registry/core/event"},
 	{core("configmaps"), "ConfigMap", configmap.Strategy, nil, "pkg/registry/core/configmap"},
 	{core("secrets"), "Secret", secret.Strategy, nil, "pkg/registry/core/secret"},
 	{core("serviceaccounts"), "ServiceAccount", serviceaccount.Strategy, nil, "pkg/registry/core/serviceaccount"},

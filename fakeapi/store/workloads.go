@@ -275,15 +275,18 @@ func init() {
 		}},
 		builtin{gvk: corev1.SchemeGroupVersion.WithKind("Node"), namespaced: false, hasStatus: true, rules: kindRules{
 			nameFn: apivalidation.NameIsDNSSubdomain,
-			prepareCreate: func(obj runtime.Object) {
-				// The NodeTaint admission plugin: a new node is not ready.
+			admit: func(_ *Store, obj runtime.Object) error {
+				// The NodeTaint admission plugin (admission, not the node
+				// strategy: it runs with a registered Strategy too): a new
+				// node is not ready.
 				n := obj.(*corev1.Node)
 				for _, t := range n.Spec.Taints {
 					if t.Key == corev1.TaintNodeNotReady && t.Effect == corev1.TaintEffectNoSchedule {
-						return
+						return nil
 					}
 				}
 				n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule})
+				return nil
 			},
 			fields: func(obj runtime.Object, set fields.Set) {
 				set["spec.unschedulable"] = boolString(obj.(*corev1.Node).Spec.Unschedulable)
