@@ -90,8 +90,10 @@ func (inv Invariant) CheckWith(tr *sim.Trace, opts Options) Verdict {
 	v.Measurement = IsMeasurement(inv.Name)
 	if v.Status == Unknown && !wroteAnObject(tr) {
 		// The root cause, the same for every invariant that could not
-		// judge: there was nothing to do.
+		// judge: there was nothing to do, so nothing to judge (not a
+		// record the trace lacks).
 		v.Short = "no object was ever written: the plan creates none, so the subject had nothing to do"
+		v.NotApplicable = true
 	}
 	return v
 }

@@ -104,8 +104,9 @@ func (v Verdict) Label() string {
 
 // Tally counts verdicts: properties by status, measurements apart.
 type Tally struct {
-	// Pass, Fail and Unknown count the properties of the subject.
-	Pass, Fail, Unknown int
+	// Pass, Fail and Unknown count the properties of the subject; Unknown
+	// leaves out the NotApplicable ones (nothing to judge), counted apart.
+	Pass, Fail, Unknown, NotApplicable int
 	// Sound, Unsound and Unmeasured count the measurements of sync
 	// definitions, Costs the cost measurements (retried-conflicts).
 	Sound, Unsound, Unmeasured, Costs int
@@ -129,6 +130,8 @@ func Count(vs []Verdict) Tally {
 			t.Pass++
 		case v.Status == Fail:
 			t.Fail++
+		case v.NotApplicable:
+			t.NotApplicable++
 		default:
 			t.Unknown++
 		}
@@ -136,10 +139,14 @@ func Count(vs []Verdict) Tally {
 	return t
 }
 
-// String reads "10 pass, 0 fail, 1 unknown; measured: 2 of 4 sync
-// definitions unsound".
+// String reads "10 pass, 0 fail, 1 unknown, 2 n/a; measured: 2 of 4 sync
+// definitions unsound" (", N n/a" only when some property had nothing to
+// judge).
 func (t Tally) String() string {
 	s := fmt.Sprintf("%d pass, %d fail, %d unknown", t.Pass, t.Fail, t.Unknown)
+	if t.NotApplicable > 0 {
+		s += fmt.Sprintf(", %d n/a", t.NotApplicable)
+	}
 	if n := t.Sound + t.Unsound; n > 0 {
 		s += fmt.Sprintf("; measured: %d of %d sync definitions unsound", t.Unsound, n)
 	}
@@ -155,7 +162,7 @@ func (t Tally) String() string {
 func UnknownSummary(vs []Verdict) string {
 	groups := map[string][]string{}
 	var order []string
-	props, unknowns := 0, 0
+	props, unknowns, allNA := 0, 0, true
 	for _, v := range vs {
 		if v.Measurement || IsMeasurement(v.Invariant) {
 			continue
@@ -165,6 +172,7 @@ func UnknownSummary(vs []Verdict) string {
 			continue
 		}
 		unknowns++
+		allNA = allNA && v.NotApplicable
 		why := v.Short
 		if why == "" {
 			why = shortReason(v.Reason)
@@ -183,7 +191,11 @@ func UnknownSummary(vs []Verdict) string {
 	}
 	s := strings.Join(parts, "; ")
 	if 2*unknowns > props {
-		s = "most invariants could not judge, the trace lacks: " + s
+		lead := "most invariants could not judge, the trace lacks: "
+		if allNA {
+			lead = "most invariants could not judge, nothing to judge: "
+		}
+		s = lead + s
 	}
 	return s
 }

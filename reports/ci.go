@@ -37,8 +37,11 @@ type jsonVerdict struct {
 	// unknown for a measurement (Measurement true).
 	Status      string `json:"status"`
 	Measurement bool   `json:"measurement,omitempty"`
-	Reason      string `json:"reason"`
-	Positions   []int  `json:"positions,omitempty"`
+	// NotApplicable marks an unknown property the subject gave nothing
+	// to judge (invariants.Verdict.NotApplicable).
+	NotApplicable bool   `json:"notApplicable,omitempty"`
+	Reason        string `json:"reason"`
+	Positions     []int  `json:"positions,omitempty"`
 	// At is where the evidence departs (the first failure); Trigger what
 	// set it in motion.
 	At      *int   `json:"at,omitempty"`
@@ -73,7 +76,8 @@ func JSON(w io.Writer, run Run) error {
 	}
 	for _, v := range run.Verdicts {
 		doc.Verdicts = append(doc.Verdicts, jsonVerdict{
-			Invariant: v.Invariant, Status: v.Label(), Measurement: v.Measurement || invariants.IsMeasurement(v.Invariant), Reason: v.Reason,
+			Invariant: v.Invariant, Status: v.Label(), Measurement: v.Measurement || invariants.IsMeasurement(v.Invariant),
+			NotApplicable: v.NotApplicable && v.Status == invariants.Unknown, Reason: v.Reason,
 			Positions: v.Positions, At: v.At, Trigger: v.Trigger, Detail: v.Detail,
 		})
 	}

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -120,5 +121,42 @@ func TestANotApplicableInvariantIsNotAYellowUnknown(t *testing.T) {
 	}
 	if idx := b.String(); !strings.Contains(idx, `<td data-v="n/a" title="the subject made no update or patch"><span class="dot na"></span>n/a</td>`) {
 		t.Errorf("the index does not draw the not-applicable cell as n/a")
+	}
+}
+
+// The index says how many property verdicts of the batch could not judge,
+// unknown (a record missing) and n/a (nothing to judge) apart, with the
+// reasons; measurements are not counted. The JSON marks an n/a verdict.
+func TestIndexReportsTheShareOfVerdictsThatCouldNotJudge(t *testing.T) {
+	run := fixtureFailing()
+	run.Verdicts = append(run.Verdicts,
+		invariants.Verdict{Invariant: "no-lost-updates", Status: invariants.Unknown, NotApplicable: true, Short: "no update or patch by the subject", Reason: "the subject made no update or patch"},
+		invariants.Verdict{Invariant: "finalizers", Status: invariants.Unknown, Reason: "the trace has no final server state: nothing to compare"})
+	props, unknown := 0, 0
+	for _, v := range run.Verdicts {
+		if !v.Measurement && !invariants.IsMeasurement(v.Invariant) {
+			props++
+			if v.Status == invariants.Unknown && !v.NotApplicable {
+				unknown++
+			}
+		}
+	}
+	var b bytes.Buffer
+	if err := IndexTitled(&b, "t", []IndexEntry{NewIndexEntry(run, "a/report.html")}); err != nil {
+		t.Fatal(err)
+	}
+	html := b.String()
+	want := fmt.Sprintf("Properties that could not judge, of %d property verdicts in 1 runs, %d unknown", props, unknown)
+	for _, w := range []string{want, "1 n/a", "1 the trace has no final server state (finalizers)", "n/a: 1 no update or patch by the subject (no-lost-updates)"} {
+		if !strings.Contains(html, w) {
+			t.Errorf("index lacks %q", w)
+		}
+	}
+	var j bytes.Buffer
+	if err := JSON(&j, run); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(j.String(), `"notApplicable": true`); n != 1 {
+		t.Errorf("JSON marks %d verdicts n/a, want 1:\n%s", n, j.String())
 	}
 }

@@ -19,6 +19,10 @@ type indexPage struct {
 	// Judged is true when some run says whether it went as expected; the
 	// page then leads with that, not with the raw verdicts.
 	Judged bool
+	// Share says how many property verdicts of the batch could not judge,
+	// unknown (a record missing) and n/a (nothing to judge) apart, with
+	// the top reasons (invariants.UnknownShare); "" for no verdict.
+	Share string
 }
 
 type indexRow struct {
@@ -121,7 +125,9 @@ func IndexTitled(w io.Writer, title string, entries []IndexEntry) error {
 		}
 	}
 	subj := map[string]*subjectSummary{}
+	var share invariants.UnknownShare
 	for _, e := range entries {
+		share.Add(e.Verdicts)
 		row := indexRow{IndexEntry: e, Status: OverallStatus(e.Verdicts), Cells: make([]indexCell, len(page.Invariants))}
 		for _, v := range e.Verdicts {
 			c := &row.Cells[col[v.Invariant]]
@@ -140,6 +146,7 @@ func IndexTitled(w io.Writer, title string, entries []IndexEntry) error {
 		page.Total.add(row.Status, e.Expected)
 		page.Judged = page.Judged || e.Expected != ""
 	}
+	page.Share = share.String()
 	for _, s := range subj {
 		page.Subjects = append(page.Subjects, *s)
 	}
