@@ -58,6 +58,10 @@ type Store struct {
 	// namespace to know.
 	terminating map[string]bool
 
+	// svcAlloc holds the Service cluster IPs and node ports allocated
+	// (services.go), kept by commit.
+	svcAlloc *serviceAllocations
+
 	// strictJSON decodes patched objects (decodePatched); made once, as
 	// building a serializer costs more than a small object's decode.
 	strictJSON runtime.Decoder
@@ -363,6 +367,9 @@ func (s *Store) commit(r *resState, key string, obj, prev runtime.Object, verb, 
 	s.index(r, key, prev, obj)
 	if isNamespaces(r) {
 		s.trackTerminating(key, obj)
+	}
+	if r.GVR == coreServices {
+		s.trackServiceAllocations(key, prev, obj) // services.go
 	}
 	s.hist = append(s.hist, h)
 	if int64(len(s.hist)) > s.window {

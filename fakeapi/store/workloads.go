@@ -306,6 +306,17 @@ func init() {
 				if s.Spec.SessionAffinity == corev1.ServiceAffinityNone {
 					s.Spec.SessionAffinityConfig = nil
 				}
+				if s.Spec.SessionAffinity == corev1.ServiceAffinityClientIP {
+					if s.Spec.SessionAffinityConfig == nil {
+						s.Spec.SessionAffinityConfig = &corev1.SessionAffinityConfig{}
+					}
+					if s.Spec.SessionAffinityConfig.ClientIP == nil {
+						s.Spec.SessionAffinityConfig.ClientIP = &corev1.ClientIPConfig{}
+					}
+					if s.Spec.SessionAffinityConfig.ClientIP.TimeoutSeconds == nil {
+						s.Spec.SessionAffinityConfig.ClientIP.TimeoutSeconds = ptr.To(corev1.DefaultClientIPServiceAffinitySeconds)
+					}
+				}
 				if s.Spec.Type == "" {
 					s.Spec.Type = corev1.ServiceTypeClusterIP
 				}
@@ -324,10 +335,10 @@ func init() {
 					}
 				}
 			},
-			allocate: func(_ *Store, obj, _ runtime.Object) error {
+			allocate: func(st *Store, obj, old runtime.Object) error {
 				// The service REST's IP family defaults of a headless
-				// service (a ClusterIP one would also get an address
-				// allocated: not modelled).
+				// service; the others' families, cluster IPs and node
+				// ports come from the allocators of services.go.
 				s := obj.(*corev1.Service)
 				if s.Spec.ClusterIP == corev1.ClusterIPNone {
 					if len(s.Spec.ClusterIPs) == 0 {
@@ -348,15 +359,17 @@ func init() {
 						}
 					}
 				}
-				return nil
+				var o *corev1.Service
+				if old != nil {
+					o = old.(*corev1.Service)
+				}
+				return st.allocateService(objectKey(s.Namespace, s.Name), s, o)
 			},
 			validate: func(obj runtime.Object) field.ErrorList {
-				s := obj.(*corev1.Service)
-				var errs field.ErrorList
-				if len(s.Spec.Ports) == 0 && s.Spec.ClusterIP != corev1.ClusterIPNone && s.Spec.Type != corev1.ServiceTypeExternalName {
-					errs = append(errs, field.Required(field.NewPath("spec", "ports"), ""))
-				}
-				return errs
+				return validateService(obj.(*corev1.Service)) // services.go
+			},
+			validateUpdate: func(obj, old runtime.Object) field.ErrorList {
+				return validateServiceUpdate(obj.(*corev1.Service), old.(*corev1.Service))
 			},
 		}},
 		builtin{gvk: corev1.SchemeGroupVersion.WithKind("ServiceAccount"), namespaced: true, returnDeleted: true, rules: kindRules{
