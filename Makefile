@@ -120,3 +120,10 @@ image: ## cachelab's container image without a container daemon (go-containerreg
 
 image-test: ## builds the image, unpacks it, runs deploy/campaign-job.yaml's shards (3, as Indexed Job processes) and merge-job.yaml from its filesystem
 	cd deploy/image && $(GO) test -count=1 -timeout 20m ./...
+
+.PHONY: kube-strategies kube-strategies-test
+kube-strategies: ## the cachelab binary with kube-apiserver's own strategies behind built-in kinds (nested module kubestrategies/, builds k8s.io/kubernetes packages): out/cachelab-kube; CACHELAB_KUBE_STRATEGIES=off runs it on the hand-written rules; see docs/kube-strategies.md
+	cd kubestrategies && $(GO) build -o ../out/cachelab-kube ./cmd/cachelab
+
+kube-strategies-test: ## kubestrategies' tests: the fidelity corpus with the hand-written rules and with the real strategies (scores of both), per-kind cases the real code gets right
+	cd kubestrategies && $(GO) test -count=1 ./...
