@@ -59,7 +59,15 @@ func init() {
 			},
 			validate: func(obj runtime.Object) field.ErrorList {
 				d := obj.(*appsv1.Deployment)
-				return validateWorkload(d.Spec.Replicas, d.Spec.Selector, &d.Spec.Template)
+				return append(validateWorkload(d.Spec.Replicas, d.Spec.Selector, &d.Spec.Template), validateDeploymentMore(d)...)
+			},
+			prepareUpdate: func(obj, old runtime.Object) {
+				// The deployment strategy bumps generation on an
+				// annotation change too (rollback annotations once).
+				d, o := obj.(*appsv1.Deployment), old.(*appsv1.Deployment)
+				if !apiequalitySemantic(d.Annotations, o.Annotations) {
+					d.Generation = o.Generation + 1
+				}
 			},
 			validateUpdate: func(obj, old runtime.Object) field.ErrorList {
 				return immutableSelector(obj.(*appsv1.Deployment).Spec.Selector, old.(*appsv1.Deployment).Spec.Selector)
@@ -77,7 +85,7 @@ func init() {
 			},
 			validate: func(obj runtime.Object) field.ErrorList {
 				rs := obj.(*appsv1.ReplicaSet)
-				return validateWorkload(rs.Spec.Replicas, rs.Spec.Selector, &rs.Spec.Template)
+				return append(validateWorkload(rs.Spec.Replicas, rs.Spec.Selector, &rs.Spec.Template), validateReplicaSetStatus(rs)...)
 			},
 			validateUpdate: func(obj, old runtime.Object) field.ErrorList {
 				return immutableSelector(obj.(*appsv1.ReplicaSet).Spec.Selector, old.(*appsv1.ReplicaSet).Spec.Selector)
@@ -119,13 +127,14 @@ func init() {
 					s.Spec.RevisionHistoryLimit = ptr.To[int32](10)
 				}
 				defaultPodSpec(&s.Spec.Template.Spec)
+				defaultClaimTemplates(s)
 			},
 			validate: func(obj runtime.Object) field.ErrorList {
 				s := obj.(*appsv1.StatefulSet)
-				return validateWorkload(s.Spec.Replicas, s.Spec.Selector, &s.Spec.Template)
+				return append(validateWorkload(s.Spec.Replicas, s.Spec.Selector, &s.Spec.Template), validateStatefulSetMore(s)...)
 			},
 			validateUpdate: func(obj, old runtime.Object) field.ErrorList {
-				return immutableSelector(obj.(*appsv1.StatefulSet).Spec.Selector, old.(*appsv1.StatefulSet).Spec.Selector)
+				return validateStatefulSetUpdate(obj.(*appsv1.StatefulSet), old.(*appsv1.StatefulSet))
 			},
 		}},
 		builtin{gvk: appsv1.SchemeGroupVersion.WithKind("DaemonSet"), namespaced: true, hasStatus: true, rules: kindRules{
@@ -171,7 +180,7 @@ func init() {
 			},
 			validate: func(obj runtime.Object) field.ErrorList {
 				d := obj.(*appsv1.DaemonSet)
-				return validateWorkload(nil, d.Spec.Selector, &d.Spec.Template)
+				return append(validateWorkload(nil, d.Spec.Selector, &d.Spec.Template), validateDaemonSetMore(d)...)
 			},
 			validateUpdate: func(obj, old runtime.Object) field.ErrorList {
 				return immutableSelector(obj.(*appsv1.DaemonSet).Spec.Selector, old.(*appsv1.DaemonSet).Spec.Selector)
@@ -261,7 +270,7 @@ func init() {
 				if p := j.Spec.Template.Spec.RestartPolicy; p != corev1.RestartPolicyOnFailure && p != corev1.RestartPolicyNever {
 					errs = append(errs, field.Required(field.NewPath("spec", "template", "spec", "restartPolicy"), `valid values: "OnFailure", "Never"`))
 				}
-				return errs
+				return append(errs, validateJobMore(j)...)
 			},
 			validateUpdate: func(obj, old runtime.Object) field.ErrorList {
 				j, o := obj.(*batchv1.Job), old.(*batchv1.Job)
@@ -270,7 +279,7 @@ func init() {
 					errs = append(errs, field.Invalid(field.NewPath("spec", "completions"), j.Spec.Completions, "field is immutable"))
 				}
 				errs = append(errs, immutableSelector(j.Spec.Selector, o.Spec.Selector)...)
-				return errs
+				return append(errs, validateJobTemplateUpdate(j, o)...)
 			},
 		}},
 		builtin{gvk: corev1.SchemeGroupVersion.WithKind("Node"), namespaced: false, hasStatus: true, rules: kindRules{
