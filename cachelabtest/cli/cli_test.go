@@ -574,3 +574,16 @@ func TestReplayExitsOneWhenItReproducesAFailureAndZeroWhenNothingFails(t *testin
 		}
 	}
 }
+
+// A campaign's summary says how many property verdicts could not judge,
+// unknown and n/a apart, and why (issue 27 item 3).
+func TestRunSummarySaysHowManyVerdictsCouldNotJudge(t *testing.T) {
+	code, stdout, errs := run(t, "run", "--random", "2", "--seed", "40", "--subject", "informer-realfifo", "--out", "")
+	if code == ExitUsage {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	t.Log(stdout)
+	if !regexp.MustCompile(`Could not judge, of \d+ property verdicts in 2 runs, \d+ unknown \(\d+\.\d%\), \d+ n/a \(\d+\.\d%\)`).MatchString(stdout) {
+		t.Errorf("output lacks the share of verdicts that could not judge:\n%s", stdout)
+	}
+}

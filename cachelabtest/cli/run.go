@@ -252,7 +252,9 @@ func runJobs(env *Env, jobs []lab.Job, o *runOptions, title string, shard lab.Sh
 	prog.Stop()
 
 	var unexpected, caught, unjudged, errs int
+	var share invariants.UnknownShare
 	for _, r := range results {
+		share.Add(r.Verdicts)
 		if !r.OK() {
 			unexpected++
 		}
@@ -277,6 +279,9 @@ func runJobs(env *Env, jobs []lab.Job, o *runOptions, title string, shard lab.Sh
 	}
 	if unjudged > 0 {
 		fmt.Fprintf(w, "%s failed invariants the scenario does not judge (\"also failed\"; not counted).\n", plural(unjudged, "run"))
+	}
+	if sh := share.String(); sh != "" {
+		fmt.Fprintf(w, "Could not judge, %s.\n", sh)
 	}
 	if hostOut != "" {
 		fmt.Fprintf(env.Stderr, "\nThe testing framework reported failures:\n%s\n", indent(hostOut, "  "))
@@ -378,7 +383,8 @@ func runName(p *sim.Plan) string {
 	return p.Name
 }
 
-// verdictSummary is "10 pass, 1 fail, 1 unknown; caught as expected: x;
+// verdictSummary is "10 pass, 1 fail, 1 unknown, 1 n/a (could not judge:
+// ...); caught as expected: x;
 // unsound sync definitions (measured, not failures): y": the properties
 // of the subject counted by status, the measurements apart.
 func verdictSummary(r *lab.Result) string {
@@ -387,8 +393,11 @@ func verdictSummary(r *lab.Result) string {
 	}
 	t := invariants.Count(r.Verdicts)
 	s := fmt.Sprintf("%d pass, %d fail, %d unknown", t.Pass, t.Fail, t.Unknown)
+	if t.NotApplicable > 0 {
+		s += fmt.Sprintf(", %d n/a", t.NotApplicable)
+	}
 	if why := invariants.UnknownSummary(r.Verdicts); why != "" {
-		s += " (unknown: " + why + ")"
+		s += " (could not judge: " + why + ")"
 	}
 	if c := r.Caught(); len(c) > 0 {
 		s += "; caught as expected: " + strings.Join(c, ", ")
