@@ -232,10 +232,18 @@ func HuntPlans(host Host, workloads []*sim.Plan, opt HuntOptions) (*HuntReport, 
 		}
 		// The differential oracle: the targeted run's end state against
 		// its workload's reference (judged before the trace is dropped).
-		// As Test judges it (ReferenceCache.verdict): a user step that
-		// failed in one run and not in the other (a patch of an object the
-		// crash kept from being created yet) makes the runs' user actions
-		// differ, and the verdict Unknown.
+		// As Test judges it (ReferenceCache.Verdict, ReferencePlanOf): a
+		// user step that failed in the targeted run (a recreate refused
+		// 409 while the predecessor was still terminating, a patch of an
+		// object the crash kept from being created yet) is left out of
+		// its reference too, and that reference is run after the batch;
+		// otherwise the workload's reference run is the targeted plan's.
+		type pendingRef struct {
+			res  *Result
+			tr   *sim.Trace
+			plan *sim.Plan
+		}
+		var pending []pendingRef
 		judgeRef := func(r *Result) {
 			if r.Trace == nil || r.Err != nil {
 				return
@@ -247,10 +255,26 @@ func HuntPlans(host Host, workloads []*sim.Plan, opt HuntOptions) (*HuntReport, 
 			if !faulty {
 				return
 			}
-			rtr := refTraces[workload[r.Job.Plan]]
+			w := workload[r.Job.Plan]
+			if len(refPlan.Steps) != len(refJobs[w].Plan.Steps) {
+				pending = append(pending, pendingRef{res: r, tr: r.Trace, plan: refPlan})
+				return
+			}
+			rtr := refTraces[w]
 			r.Verdicts = append(r.Verdicts, refs0.Verdict(r.Trace, refPlan, invariants.ReferenceOptions{}, func(*sim.Plan) (*sim.Trace, error) { return rtr, nil }))
 		}
 		results, _ := RunBatch(host, jobs, Options{Parallel: opt.Parallel, Out: opt.Out, Replay: replay, DropTraces: true, OnDone: judgeRef})
+		if len(pending) > 0 {
+			var rjobs []Job
+			for _, p := range pending {
+				rjobs = append(rjobs, NewJob(p.plan.Clone(), nil))
+			}
+			rres, _ := RunBatch(host, rjobs, Options{Parallel: opt.Parallel})
+			for i, p := range pending {
+				rr := rres[i]
+				p.res.Verdicts = append(p.res.Verdicts, refs0.Verdict(p.tr, p.plan, invariants.ReferenceOptions{}, func(*sim.Plan) (*sim.Trace, error) { return rr.Trace, rr.Err }))
+			}
+		}
 		cpu := fakeapibench.ProcessCPU() - start
 		for j, res := range results {
 			t := targeted[lo+j]
