@@ -96,6 +96,7 @@ func commands() []command {
 		benchCommand(),
 		exploreCommand(),
 		huntCommand(),
+		timeToBugCommand(),
 		{"version", "print the versions of cachelab, Go, client-go and the file formats", "",
 			"cachelab version", versionCmd},
 	}
