@@ -188,6 +188,16 @@ func (h *handler) apiResourceList(gv schema.GroupVersion, resources []fakeapi.Re
 				Verbs:      statusVerbs,
 			})
 		}
+		if res.GVR == serviceAccountsGVR {
+			list.APIResources = append(list.APIResources, metav1.APIResource{
+				Name:       res.GVR.Resource + "/token",
+				Namespaced: true,
+				Group:      tokenRequestKind.Group,
+				Version:    tokenRequestKind.Version,
+				Kind:       tokenRequestKind.Kind,
+				Verbs:      metav1.Verbs{"create"},
+			})
+		}
 		if h.srv.HasScale(res.GVR) {
 			list.APIResources = append(list.APIResources, metav1.APIResource{
 				Name:       res.GVR.Resource + "/scale",
@@ -253,6 +263,9 @@ func (h *handler) aggregatedDiscovery(core bool) *apidiscoveryv2.APIGroupDiscove
 		}
 		if h.srv.HasScale(res.GVR) {
 			rd.Subresources = append(rd.Subresources, apidiscoveryv2.APISubresourceDiscovery{Subresource: "scale", ResponseKind: scaleKind, Verbs: statusVerbs})
+		}
+		if res.GVR == serviceAccountsGVR {
+			rd.Subresources = append(rd.Subresources, apidiscoveryv2.APISubresourceDiscovery{Subresource: "token", ResponseKind: tokenRequestKind, Verbs: []string{"create"}})
 		}
 		byGV[k] = append(byGV[k], rd)
 	}

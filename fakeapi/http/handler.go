@@ -277,7 +277,7 @@ func (h *handler) serveGroupVersion(w nethttp.ResponseWriter, r *nethttp.Request
 	}
 	if len(rest) == 3 {
 		req.sub = rest[2]
-		if !(req.sub == "status" && req.res.HasStatus) && !(req.sub == "scale" && h.srv.HasScale(req.res.GVR)) {
+		if !(req.sub == "status" && req.res.HasStatus) && !(req.sub == "scale" && h.srv.HasScale(req.res.GVR)) && !(req.sub == "token" && req.res.GVR == serviceAccountsGVR) {
 			h.writeError(w, r, notFound())
 			return
 		}
@@ -315,6 +315,10 @@ func (h *handler) serveResource(w nethttp.ResponseWriter, req *request) {
 	collection := req.name == ""
 	if req.sub == "scale" {
 		h.serveScale(w, req)
+		return
+	}
+	if req.sub == "token" {
+		h.serveToken(w, req) // token.go
 		return
 	}
 	switch r.Method {

@@ -236,6 +236,9 @@ func testDiscovery(t *testing.T, legacy bool) {
 			if e.srv.HasScale(r.GVR) {
 				want = append(want, r.GVR.GroupVersion().String()+" "+r.GVR.Resource+"/scale")
 			}
+			if r.GVR.Resource == "serviceaccounts" {
+				want = append(want, "v1 serviceaccounts/token")
+			}
 		}
 		slices.Sort(got)
 		slices.Sort(want)
