@@ -249,6 +249,7 @@ func run(t *testing.T, top string, c Controller, sink *[]*Failure, plans []Plans
 	sim.PrepareClientGo()
 	out := filepath.Join("testdata", "cachelab", lab.Safe(top))
 	rep := &reporter{top: top, sink: sink, expect: expect}
+	defer rep.logShare(t)
 	if *planFlag != "" {
 		// A relative path is the package folder's, where go test starts
 		// the binary (and where the replay command's path is from), even
@@ -362,13 +363,29 @@ type reporter struct {
 	runs   int
 	// refs keeps the reference runs' end states (matches-reference).
 	refs lab.ReferenceCache
+	// share counts the verdicts that could not judge, over every run.
+	share invariants.UnknownShare
 }
 
-// ran counts a finished run.
-func (rep *reporter) ran() {
+// ran counts a finished run and its verdicts.
+func (rep *reporter) ran(r *lab.Result) {
 	rep.mu.Lock()
 	rep.runs++
+	rep.share.Add(r.Verdicts)
 	rep.mu.Unlock()
+}
+
+// logShare logs, once the plans have run, how many property verdicts
+// could not judge, unknown and n/a apart, and why (seen with -v, or with
+// a failure).
+func (rep *reporter) logShare(t *testing.T) {
+	t.Helper()
+	rep.mu.Lock()
+	s := rep.share.String()
+	rep.mu.Unlock()
+	if s != "" {
+		t.Logf("cachelab: could not judge, %s", s)
+	}
 }
 
 // startDir is the folder the test binary started in: go test runs it in
@@ -442,7 +459,7 @@ func runJobs(t *testing.T, rep *reporter, jobs []lab.Job, out string) {
 			lab.Judge(r, tr, err)
 			lab.SaveStacks(r, filepath.Join(out, id))
 			rep.judgeReference(r, func(p *sim.Plan) (*sim.Trace, error) { return lab.RunWatched(t, p) })
-			rep.ran()
+			rep.ran(r)
 			failures, expected := rep.failures(r)
 			switch {
 			case len(failures) > 0 && rep.sink != nil:
@@ -481,7 +498,7 @@ func runRandom(t *testing.T, rep *reporter, subject string, ps Plans, out string
 		r.Wall = time.Since(start)
 		lab.Judge(r, tr, err)
 		rep.judgeReference(r, func(p *sim.Plan) (*sim.Trace, error) { return lab.RunWatched(t, p) })
-		rep.ran()
+		rep.ran(r)
 		if _, ok := r.Err.(*lab.StuckError); ok {
 			// Not shrunk: each smaller plan rapid tried could hang as
 			// long again, and leave one more bubble behind. The plan
@@ -654,15 +671,13 @@ func (d drawnPlan) GoString() string {
 // summary is one line on a passing run: its verdicts counted, for -v;
 // the failures the Controller's Expect accepts are named, with why.
 func (rep *reporter) summary(r *lab.Result) string {
-	n := map[invariants.Status]int{}
-	for _, v := range r.Verdicts {
-		if !lab.IsMeasurement(v.Invariant) {
-			n[v.Status]++
-		}
-	}
+	n := invariants.Count(r.Verdicts)
 	_, expected := rep.failures(r)
 	s := fmt.Sprintf("cachelab: plan %q (seed %d, %d steps): %d pass, %d fail, %d unknown", r.Job.Plan.Name, r.Job.Plan.Seed,
-		len(r.Job.Plan.Steps), n[invariants.Pass], n[invariants.Fail]-len(expected), n[invariants.Unknown])
+		len(r.Job.Plan.Steps), n.Pass, n.Fail-len(expected), n.Unknown)
+	if n.NotApplicable > 0 {
+		s += fmt.Sprintf(", %d n/a", n.NotApplicable)
+	}
 	for _, v := range expected {
 		s += fmt.Sprintf("; expected fail: %s (Controller.Expect: %s)", v.Invariant, rep.expect[v.Invariant].Reason)
 	}
