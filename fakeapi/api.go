@@ -65,6 +65,20 @@ type Scheduler interface {
 	WatchTimeout(w WatcherInfo, requested time.Duration) time.Duration
 }
 
+// TimerScheduler, when a Scheduler also implements it, gives the timers of
+// a watch their turns too: its periodic bookmarks, the bookmark sent before
+// its timeout and the timeout itself fire in the order the scheduler
+// decides, not as Go's scheduler runs the watch's goroutine against the
+// others woken at the same instant.
+type TimerScheduler interface {
+	// AwaitTimer asks for the turn of watch w's timer name ("bookmark",
+	// "pre-timeout bookmark", "timeout"), due d from now. The channel is
+	// closed when it fires (nil: never); cancel withdraws it (the watch
+	// ended first) and may be called after it fired. ok false means the
+	// scheduler does not schedule w's timers: the watch uses its clock.
+	AwaitTimer(w WatcherInfo, name string, d time.Duration) (fire <-chan struct{}, cancel func(), ok bool)
+}
+
 // NoHooks is a Hooks that injects no fault.
 type NoHooks struct{}
 

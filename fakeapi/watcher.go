@@ -152,6 +152,21 @@ func (w *watcher) signal() {
 	}
 }
 
+// watchTimer is one timer of a watch: a clock's channel (c), or a turn
+// of the scheduler (turn, closed when it fires); stop withdraws it.
+type watchTimer struct {
+	c    <-chan time.Time
+	turn <-chan struct{}
+	stop func()
+}
+
+// cancel stops t, if it is armed.
+func (t watchTimer) cancel() {
+	if t.stop != nil {
+		t.stop()
+	}
+}
+
 // run delivers queued events in order until the watch ends, then closes the
 // result channel. Each event is held until
 // max(previous delivery time, sent time + Hooks.EventDelay), so a delay never
@@ -163,24 +178,39 @@ func (w *watcher) run() {
 		close(w.result)
 	}()
 	clk := w.s.clock
-	var tickC <-chan time.Time
-	if w.bookmarks {
-		t := clk.NewTicker(w.s.bookmarkInterval)
-		defer t.Stop()
-		tickC = t.C()
+	// The watch's timers run on the clock, or, with a TimerScheduler, are
+	// turns of the scheduler (a bookmark then never races an event or a
+	// request of the same instant).
+	ts, _ := w.s.sched.(TimerScheduler)
+	arm := func(name string, d time.Duration, periodic bool) watchTimer {
+		if ts != nil {
+			if fire, cancel, ok := ts.AwaitTimer(w.info, name, d); ok {
+				return watchTimer{turn: fire, stop: cancel}
+			}
+		}
+		if periodic {
+			t := clk.NewTicker(d)
+			return watchTimer{c: t.C(), stop: t.Stop}
+		}
+		t := clk.NewTimer(d)
+		return watchTimer{c: t.C(), stop: func() { t.Stop() }}
 	}
-	var timeoutC, preTimeoutC <-chan time.Time
+	var tick, timeout, preTimeout watchTimer
+	defer func() {
+		tick.cancel()
+		timeout.cancel()
+		preTimeout.cancel()
+	}()
+	if w.bookmarks {
+		tick = arm("bookmark", w.s.bookmarkInterval, true)
+	}
 	if w.timeout > 0 {
-		t := clk.NewTimer(w.timeout)
-		defer t.Stop()
-		timeoutC = t.C()
+		timeout = arm("timeout", w.timeout, false)
 		// The watch cache sends a bookmark 2 s before a watch's deadline
 		// (cacheWatcher.nextBookmarkTime), so that the client resumes
 		// from as close to now as possible.
 		if w.bookmarks && w.timeout > preTimeoutBookmark {
-			pt := clk.NewTimer(w.timeout - preTimeoutBookmark)
-			defer pt.Stop()
-			preTimeoutC = pt.C()
+			preTimeout = arm("pre-timeout bookmark", w.timeout-preTimeoutBookmark, false)
 		}
 	}
 
@@ -318,11 +348,20 @@ func (w *watcher) run() {
 			granted, turnC = true, nil
 		case sendC <- headEvent:
 			sent()
-		case <-tickC:
+		case <-tick.c:
 			w.s.sendBookmark(w)
-		case <-preTimeoutC:
+		case <-tick.turn:
 			w.s.sendBookmark(w)
-		case <-timeoutC:
+			tick = arm("bookmark", w.s.bookmarkInterval, true)
+		case <-preTimeout.c:
+			w.s.sendBookmark(w)
+		case <-preTimeout.turn:
+			w.s.sendBookmark(w)
+			preTimeout = watchTimer{}
+		case <-timeout.c:
+			reason = CloseTimeout
+			return
+		case <-timeout.turn:
 			reason = CloseTimeout
 			return
 		case <-w.stopCh:

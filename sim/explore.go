@@ -91,8 +91,10 @@ func (e Exploration) Complete() bool { return e.Pending == 0 }
 // clock (an Event's) then repeat from run to run.
 //
 // A schedule is a choice, at each turn where more than one ticket (request
-// answer, watch event, drawn disconnect) is ready, of which goes first. The
-// canonical run makes every choice by the scheduler's order; a deviation
+// answer, watch event, drawn disconnect, a subject's turn) is ready, of
+// which goes first. The canonical run (or, when p has a Schedule, the run
+// that follows it: explore a recorded run) makes every choice by the
+// scheduler's order; a deviation
 // releases another ready ticket instead, and the run goes on canonically
 // after it (a prefix of the recorded schedule plus the alternative,
 // enforced through Plan.Schedule).
@@ -191,7 +193,11 @@ func Explore(tb testing.TB, p *Plan, opts ExploreOptions) (Exploration, error) {
 			return context.WithValue(ctx, choicesKey{}, true)
 		})
 	}
-	first, err := run(nil)
+	// The first run is the canonical one, or the one p's Schedule names
+	// (a recorded run): its order of client-go's batches (a WatchList's
+	// objects, which Go's map order decides) is then the recorded one, and
+	// two explorations of the plan cover the same schedules.
+	first, err := run(p.Schedule)
 	if err != nil {
 		return ex, err
 	}

@@ -149,7 +149,11 @@ func outcomes(t *testing.T, p *sim.Plan, noReduction bool) (map[string]string, s
 	failed := func(tr *sim.Trace) string {
 		var out []string
 		for _, v := range invariants.Check(tr) {
-			if v.Status == invariants.Fail {
+			// Verdicts, not the sync-soundness measurements: a
+			// measurement may follow the order in which client-go
+			// handed a batch to a handler, which a schedule's digest
+			// leaves out (Go's map order, see ScheduleDigest).
+			if v.Status == invariants.Fail && !strings.HasPrefix(v.Invariant, "sync-soundness/") {
 				out = append(out, v.Invariant)
 			}
 		}
@@ -222,6 +226,10 @@ func TestExploreReductionFindsTheSameOutcomes(t *testing.T) {
 		t.Skip("runs about 110 schedules")
 	}
 	p := loadExplorePlan(t, "no-expectations-random-26.json")
+	// Both explorations start from one recorded run: the order in which
+	// client-go hands a WatchList's objects to the handlers (Go's map
+	// order) is part of a schedule, and differs from run to run.
+	p.Schedule = run(t, p).Schedule
 	all, full := outcomes(t, p, true)
 	reduced, ex := outcomes(t, p, false)
 	t.Logf("unreduced: %+v\nreduced: %+v", full, ex)

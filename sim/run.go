@@ -125,15 +125,45 @@ func RunInBubble(ctx context.Context, p *Plan) (*Trace, error) {
 		return fail(fmt.Errorf("sim: unknown subject %q (known: %s)", plan.Subject, strings.Join(names, ", ")))
 	}
 	PrepareClientGo()
-	seedClientGo(plan.Seed)
-	r := newRun(ctx, plan, info)
-	defer r.shutdown()
-	tr2, err := r.play()
-	if err != nil {
-		tr2.Outcome = "error: " + err.Error()
+	attempts := 1
+	if len(plan.Schedule) > 0 {
+		attempts = max(ReplayAttempts, 1)
 	}
-	return tr2, err
+	var divergences []string
+	for attempt := 1; ; attempt++ {
+		seedClientGo(plan.Seed)
+		r := newRun(ctx, plan, info)
+		// Every attempt but the last stops where it cannot follow the
+		// plan's Schedule, to be started over; the last goes on in the
+		// canonical order from there, and says so.
+		r.sched.abortOnDivergence = attempt < attempts
+		tr2, err := r.play()
+		r.shutdown()
+		if why := r.sched.aborted(); why != "" && ctx.Err() == nil {
+			divergences = append(divergences, fmt.Sprintf("attempt %d: %s", attempt, why))
+			continue
+		}
+		if err != nil {
+			tr2.Outcome = "error: " + err.Error()
+		}
+		tr2.Attempts = attempt
+		if tr2.Diverged {
+			divergences = append(divergences, fmt.Sprintf("attempt %d: %s", attempt, r.sched.divergence))
+		}
+		tr2.Divergences = divergences
+		return tr2, err
+	}
 }
+
+// ReplayAttempts bounds how many times a run with a Schedule to follow is
+// started over when it cannot follow it. What it cannot follow is
+// client-go's order within one batch (a WatchList's initial objects, a
+// relist's deletions), which comes from Go's randomized map iteration: a
+// small map of n objects is iterated from a random one of n starting
+// points, so one batch of n takes about n attempts, and two batches the
+// product. An attempt stops at the turn where it diverges, so a failed one
+// costs the run up to there.
+var ReplayAttempts = 100
 
 // seedClientGo seeds math/rand's global source from the plan's seed.
 // client-go draws the reflector's backoff jitter and watch timeouts from it
@@ -331,6 +361,12 @@ const DefaultMaxRecords = 500000
 func (r *run) halted() bool {
 	msg := r.sched.livelocked()
 	if msg == "" {
+		msg = r.sched.aborted()
+		if msg != "" {
+			msg = "diverged: " + msg
+		}
+	}
+	if msg == "" {
 		over, _ := r.rec.overBudget()
 		if !over {
 			return false
@@ -385,7 +421,7 @@ func (r *run) pump(until time.Duration, done <-chan struct{}, drain bool) {
 			default:
 			}
 		}
-		if r.sched.livelocked() != "" || r.rec.over.Load() {
+		if r.sched.livelocked() != "" || r.rec.over.Load() || r.sched.aborted() != "" {
 			return
 		}
 		now := r.now()
@@ -429,6 +465,9 @@ func (r *run) startSubject() error {
 		Sleep: func(ctx context.Context, what string, d time.Duration) {
 			r.sched.sleep(ctx, name, what, d)
 		},
+	}
+	if r.policy.sched != nil {
+		env.Turn = func(ctx context.Context, what, object string) { r.sched.turn(ctx, name, what, object) }
 	}
 	ctx, cancel := context.WithCancel(r.ctx)
 	var lw func(gvr schema.GroupVersionResource, ns string) fakeapi.ListerWatcher
@@ -669,11 +708,14 @@ func (r *run) stop(tr *Trace) {
 		r.competitor.stop()
 	}
 	synctest.Wait()
+	if _, diverged, why := r.sched.schedule(); diverged >= 0 && !r.sched.abortOnDivergence {
+		r.rec.record(Record{Kind: RecNote, Actor: "sim", Detail: "the run could not follow its plan's schedule and went on in the canonical order: " + why})
+	}
 	r.rec.record(Record{Kind: RecFinal, Actor: "server", Objects: r.finalState()})
 	tr.End = Duration(r.now())
 	tr.Records = r.rec.close()
 	var diverged int
-	tr.Schedule, diverged = r.sched.schedule()
+	tr.Schedule, diverged, _ = r.sched.schedule()
 	tr.Diverged = diverged >= 0
 	tr.Choices = r.sched.choicePoints()
 	tr.tickets, tr.disturbed = r.sched.ticketLog()

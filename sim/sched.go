@@ -38,11 +38,24 @@ import (
 // delivery schedule (Trace.Schedule); a plan may carry one to enforce
 // (Plan.Schedule), which replay uses.
 //
-// What stays free: when one release wakes several goroutines (a timer that
-// fires for two reflectors at one instant, client-go handing out a relist's
-// deletions in Go's random map order), they run in any order between two
-// releases, and the order of their requests is then made canonical only by
-// key.
+// Turns of the subject's own. A release may wake several goroutines of the
+// subject at once (a handler's Add wakes a worker while the handler goes on
+// to its next object). The recording wrappers make each of them ask for a
+// turn (Env.Turn) before it records or acts: a handler call, a worker's Get.
+// A turn is a ticket like the others, due at once, so the two run one after
+// the other in the canonical order of their keys ("turn <actor> <name>
+// #n"), or in the order a plan's Schedule names. The watches' own timers
+// (periodic bookmarks, the bookmark before a timeout, the timeout) are
+// tickets too ("timer <watch> <name> #n"), so a bookmark never races an
+// event or a request that comes at the same instant.
+//
+// What stays free: the order in which client-go hands one batch to a
+// handler. A WatchList's initial objects and a relist's deletions come out
+// of a Go map (reflector.go's temporary store, the FIFO's known objects),
+// in an order Go randomizes; a handler takes them one at a time, so only
+// the first is ever ready. A plan whose Schedule names another order than
+// the one a run got cannot be followed: the run is started over, up to
+// ReplayAttempts times, until the order recurs (see RunInBubble).
 
 // errSchedulerClosed fails requests still waiting when the run ends.
 var errSchedulerClosed = errors.New("sim: the run ended before this request was served")
@@ -63,6 +76,29 @@ type ticket struct {
 	gone   bool
 	label  string // what the ticket is about, in words (livelock reports)
 	verb   string // the request's verb ("" if the ticket is no request)
+	// object is the object a subject's turn is about ("" for other
+	// tickets): client-go's order, not the scheduler's, decides it.
+	object string
+}
+
+// entry is t as the delivery schedule writes it: its key, and for a turn
+// about an object, " @" and the object.
+func (t *ticket) entry() string {
+	if t.object == "" {
+		return t.key
+	}
+	return t.key + objectSep + t.object
+}
+
+// objectSep separates a schedule entry's key from its object.
+const objectSep = " @"
+
+// splitEntry splits a schedule entry into its key and object.
+func splitEntry(e string) (key, object string) {
+	if i := strings.LastIndex(e, objectSep); i >= 0 && strings.HasPrefix(e, "turn ") {
+		return e[:i], e[i+len(objectSep):]
+	}
+	return e, ""
 }
 
 // scheduler implements fakeapi.Scheduler for one run.
@@ -79,9 +115,13 @@ type scheduler struct {
 	keys    []string // released keys, in order (the delivery schedule)
 
 	// enforce is a recorded schedule to follow; diverged is the turn at
-	// which the run first could not (-1: never).
-	enforce  []string
-	diverged int
+	// which the run first could not (-1: never), divergence says why.
+	// With abortOnDivergence the run stops there (it will be started
+	// over) instead of going on in the canonical order.
+	enforce           []string
+	diverged          int
+	divergence        string
+	abortOnDivergence bool
 	// choices, when recording (exploration), are the turns at which more
 	// than one ticket was ready.
 	recordChoices bool
@@ -103,7 +143,10 @@ type scheduler struct {
 	livelock string
 }
 
-var _ fakeapi.Scheduler = (*Policy)(nil)
+var (
+	_ fakeapi.Scheduler      = (*Policy)(nil)
+	_ fakeapi.TimerScheduler = (*Policy)(nil)
+)
 
 func newScheduler(now func() time.Duration, policy *Policy, enforce []string, limit int) *scheduler {
 	if limit <= 0 {
@@ -169,14 +212,24 @@ func requestKey(req fakeapi.RequestInfo) (base, label string) {
 // plus the occurrence's number), due at due(key) and woken on release; nil
 // if the scheduler has closed. verb is a request's verb, "" for a sleep.
 func (s *scheduler) enqueue(base, label, client, verb string, due func(key string) time.Duration) *ticket {
+	return s.enqueueTicket(&ticket{base: base, label: label, client: client, verb: verb}, due)
+}
+
+// enqueueObject is enqueue for a subject's turn about object.
+func (s *scheduler) enqueueObject(base, label, client, object string, due func(key string) time.Duration) *ticket {
+	return s.enqueueTicket(&ticket{base: base, label: label, client: client, object: object}, due)
+}
+
+// enqueueTicket adds t (base, label, client, verb and object set).
+func (s *scheduler) enqueueTicket(t *ticket, due func(key string) time.Duration) *ticket {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return nil
 	}
-	s.counts[base]++
-	key := base + " #" + strconv.Itoa(s.counts[base])
-	t := &ticket{key: key, base: base, client: client, verb: verb, label: label, turn: s.turns, due: due(key), ch: make(chan struct{})}
+	s.counts[t.base]++
+	t.key = t.base + " #" + strconv.Itoa(s.counts[t.base])
+	t.turn, t.due, t.ch = s.turns, due(t.key), make(chan struct{})
 	s.pending = append(s.pending, t)
 	s.logLocked(t)
 	s.mu.Unlock()
@@ -237,6 +290,27 @@ func (s *scheduler) sleep(ctx context.Context, actor, name string, d time.Durati
 	}
 }
 
+// turn waits for actor's turn to do what says, to object (see Env.Turn).
+func (s *scheduler) turn(ctx context.Context, actor, what, object string) {
+	now := s.now()
+	if t := s.enqueueObject("turn "+actor+" "+what, actor+": "+what+" "+object, actor, object, func(string) time.Duration { return now }); t != nil {
+		_ = s.wait(ctx, t)
+	}
+}
+
+// awaitTimer asks for the turn of watch watcher's timer name, due d from
+// now (see fakeapi.TimerScheduler). The channel is nil once the scheduler
+// has closed (the run is ending).
+func (s *scheduler) awaitTimer(watcher, name string, d time.Duration) (<-chan struct{}, func()) {
+	client := watcher[:max(strings.LastIndexByte(watcher, '/'), 0)]
+	due := s.now() + d
+	t := s.enqueue("timer "+watcher+" "+name, "watch "+watcher+": "+name, client, "", func(string) time.Duration { return due })
+	if t == nil {
+		return nil, func() {}
+	}
+	return t.ch, func() { s.withdraw(t) }
+}
+
 // at queues fn to be run by the run loop at virtual time due, in its turn,
 // and returns its ticket (to withdraw it).
 func (s *scheduler) at(due time.Duration, key string, fn func()) *ticket {
@@ -295,6 +369,9 @@ func (s *scheduler) nextDue() time.Duration {
 func (s *scheduler) next(now time.Duration) *ticket {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.abortOnDivergence && s.diverged >= 0 {
+		return nil
+	}
 	best := -1
 	for i, c := range s.pending {
 		if c.due <= now && (best < 0 || less(c, s.pending[best]) < 0) {
@@ -318,20 +395,32 @@ func (s *scheduler) next(now time.Duration) *ticket {
 	if s.random != nil && len(s.keys) >= len(s.enforce) {
 		best = slices.Index(s.pending, ready[s.random.IntN(len(ready))])
 	}
-	// A recorded schedule picks its own ticket among the ready ones.
+	// A recorded schedule picks its own ticket among the ready ones. A
+	// subject's turn must also be about the recorded object: another one
+	// is client-go handing out a batch in another order.
 	if n := len(s.keys); n < len(s.enforce) && s.diverged < 0 {
 		want := s.enforce[n]
-		if j := slices.IndexFunc(s.pending, func(c *ticket) bool { return c.key == want && c.due <= now }); j >= 0 {
+		key, object := splitEntry(want)
+		j := slices.IndexFunc(s.pending, func(c *ticket) bool { return c.key == key && c.due <= now })
+		if j >= 0 && s.pending[j].object == object {
 			best = j
 		} else {
+			got := ""
+			if j >= 0 {
+				got = s.pending[j].object
+			}
 			s.diverged = n
+			s.divergence = s.divergenceLocked(n, want, got, now)
+			if s.abortOnDivergence {
+				return nil
+			}
 		}
 	}
 	if s.recordChoices {
 		if len(ready) > 1 {
 			cp := ChoicePoint{Turn: len(s.keys)}
 			for _, c := range ready {
-				cp.Ready = append(cp.Ready, c.key)
+				cp.Ready = append(cp.Ready, c.entry())
 			}
 			s.choices = append(s.choices, cp)
 		}
@@ -339,7 +428,7 @@ func (s *scheduler) next(now time.Duration) *ticket {
 	t := s.pending[best]
 	s.pending = slices.Delete(s.pending, best, best+1)
 	s.turns++
-	s.keys = append(s.keys, t.key)
+	s.keys = append(s.keys, t.entry())
 	if now != s.instant {
 		s.instant = now
 		clear(s.tally)
@@ -350,6 +439,37 @@ func (s *scheduler) next(now time.Duration) *ticket {
 		s.livelock = s.livelockReportLocked(now)
 	}
 	return t
+}
+
+// divergenceLocked says why turn n could not release want: the same turn
+// about another object (got: client-go's order), or what was ready
+// instead.
+func (s *scheduler) divergenceLocked(n int, want, got string, now time.Duration) string {
+	if got != "" {
+		_, object := splitEntry(want)
+		return fmt.Sprintf("at t=%s, turn %d: the schedule names %q, but client-go handed out %s before %s (its order within a batch: Go's map order)", now, n, want, got, object)
+	}
+	var ready []string
+	for _, c := range s.pending {
+		if c.due <= now {
+			ready = append(ready, c.entry())
+		}
+	}
+	slices.Sort(ready)
+	if len(ready) > 6 {
+		ready = append(ready[:6], fmt.Sprintf("... %d more", len(ready)-6))
+	}
+	return fmt.Sprintf("at t=%s, turn %d: the schedule names %q; ready: %s", now, n, want, strings.Join(ready, ", "))
+}
+
+// aborted returns why the run stopped at a divergence ("" if it did not).
+func (s *scheduler) aborted() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.abortOnDivergence || s.diverged < 0 {
+		return ""
+	}
+	return s.divergence
 }
 
 // livelockReportLocked names the busiest loops of the current instant.
@@ -422,7 +542,7 @@ func (s *scheduler) failClient(client string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.pending = slices.DeleteFunc(s.pending, func(t *ticket) bool {
-		if t.fn != nil || t.client != client || strings.HasPrefix(t.base, "sleep ") {
+		if t.fn != nil || t.client != client || strings.HasPrefix(t.base, "sleep ") || strings.HasPrefix(t.base, "turn ") || strings.HasPrefix(t.base, "timer ") {
 			return false
 		}
 		t.err = errCrashed
@@ -454,6 +574,7 @@ const (
 	kindEvent                    // a watch event is delivered
 	kindSleep                    // an actor's deliberate delay ends (Env.Sleep)
 	kindAction                   // the run loop runs an action (a drawn disconnect)
+	kindTurn                     // a subject's goroutine takes its turn (Env.Turn)
 )
 
 // ticketInfo is what the exploration's reduction knows of a ticket.
@@ -474,14 +595,18 @@ func (s *scheduler) logLocked(t *ticket) {
 	switch {
 	case t.fn != nil:
 		k = kindAction
-	case strings.HasPrefix(t.key, "event "):
+	case strings.HasPrefix(t.key, "event "), strings.HasPrefix(t.key, "timer "):
+		// A watch's timer, like an event, wakes the watch's client
+		// and changes when its next event asks for a turn.
 		k = kindEvent
+	case strings.HasPrefix(t.key, "turn "):
+		k = kindTurn
 	case t.verb == "get" || t.verb == "list" || t.verb == "watch":
 		k = kindRead
 	case t.verb != "":
 		k = kindWrite
 	}
-	s.tickets = append(s.tickets, ticketInfo{key: t.key, client: t.client, kind: k, turn: t.turn, due: t.due})
+	s.tickets = append(s.tickets, ticketInfo{key: t.entry(), client: t.client, kind: k, turn: t.turn, due: t.due})
 }
 
 // choicePoints returns the recorded choice points.
@@ -498,19 +623,33 @@ func (s *scheduler) ticketLog() ([]ticketInfo, []int) {
 	return slices.Clone(s.tickets), slices.Clone(s.disturbed)
 }
 
-// schedule returns the released keys so far and where enforcement diverged.
-func (s *scheduler) schedule() (keys []string, diverged int) {
+// schedule returns the released keys so far, where enforcement diverged
+// and why.
+func (s *scheduler) schedule() (keys []string, diverged int, why string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Clone(s.keys), s.diverged
+	return slices.Clone(s.keys), s.diverged, s.divergence
+}
+
+// AwaitTimer implements fakeapi.TimerScheduler: with a scheduler, a
+// watch's timer fires in its turn; without one (ok false) the watch uses
+// its clock.
+func (p *Policy) AwaitTimer(w fakeapi.WatcherInfo, name string, d time.Duration) (fire <-chan struct{}, cancel func(), ok bool) {
+	if p.sched == nil || exempt(w.Client) {
+		return nil, nil, false
+	}
+	fire, cancel = p.sched.awaitTimer(p.WatcherName(w), name, d)
+	return fire, cancel, true
 }
 
 // ScheduleDigest is a short digest of a delivery schedule (the keys of its
 // turns, in order): two runs with the same digest released the same
-// requests and events in the same order.
+// requests and events in the same order. The objects of the subject's
+// turns are left out: they are client-go's order, not the scheduler's.
 func ScheduleDigest(keys []string) string {
 	h := sha256.New()
 	for _, k := range keys {
+		k, _ = splitEntry(k)
 		h.Write([]byte(k))
 		h.Write([]byte{0})
 	}

@@ -73,6 +73,21 @@ type Env struct {
 	// fires races it). name labels the delay in the run's schedule. It
 	// returns early when ctx ends.
 	Sleep func(ctx context.Context, name string, d time.Duration)
+	// Turn, when set, waits for the run's turn before the subject does
+	// what says, to object, and returns when it is given (or when ctx
+	// ends). The recording wrappers call it before a handler call
+	// ("handler pods ADDED", "default/a") and after a workqueue's Get
+	// ("get", "default/a"), so that a worker and a handler woken by one
+	// release run, and record, one at a time in the order the plan decides
+	// (the canonical order of their names, or the plan's Schedule), the
+	// same in every run. what names the turn in the run's schedule ("turn
+	// <subject> <what> #n": the n-th such turn) and should say what the
+	// turn is about, not which goroutine takes it (two workers of one
+	// queue take the same turns); object is written beside it ("... #n
+	// @default/a"), so that a replay knows when client-go handed the
+	// objects out in another order than the recorded run. Outside the sim,
+	// or in a run made without the scheduler, Turn is nil.
+	Turn func(ctx context.Context, what, object string)
 	// Metrics, when set, collects client-go's own metrics into the trace
 	// (Trace.Metrics), in virtual time: give a workqueue
 	// Metrics.Workqueue(Name) as its MetricsProvider (and a queue name),

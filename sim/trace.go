@@ -34,9 +34,20 @@ type Trace struct {
 	// client and queue or informer (see metrics.go). They are not records.
 	Metrics []MetricSeries `json:"metrics,omitempty"`
 	// Diverged is true when the run could not follow its plan's Schedule
-	// to the end (at some turn the ticket it named was not ready). Not
-	// written to trace files.
+	// to the end (at some turn the ticket it named was not ready), in its
+	// last attempt. Not written to trace files.
 	Diverged bool `json:"-"`
+	// Attempts is how many times the run was started to follow its
+	// plan's Schedule: a run that could not follow it (client-go handed
+	// a WatchList's objects or a relist's deletions to the handlers in
+	// another Go map order than the recorded run) is started over, up to
+	// ReplayAttempts times. 1 for a run without a Schedule.
+	Attempts int `json:"attempts,omitempty"`
+	// Divergences says, for each attempt that could not follow the
+	// plan's Schedule, at which turn and why ("turn 12: the schedule
+	// names X; ready: Y, Z"); the last one is the trace's own when
+	// Diverged.
+	Divergences []string `json:"divergences,omitempty"`
 	// Choices are the turns at which more than one ticket was ready, when
 	// the run was made to be explored (see Explore). Not written to trace
 	// files.

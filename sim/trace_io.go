@@ -21,6 +21,9 @@ type traceHeader struct {
 	Schedule []string `json:"schedule,omitempty"`
 	// Metrics is Trace.Metrics.
 	Metrics []MetricSeries `json:"metrics,omitempty"`
+	// Attempts and Divergences are Trace.Attempts and Trace.Divergences.
+	Attempts    int      `json:"attempts,omitempty"`
+	Divergences []string `json:"divergences,omitempty"`
 }
 
 // WriteTrace writes t as JSON Lines: a header line (version, plan, end,
@@ -33,7 +36,8 @@ func WriteTrace(w io.Writer, t *Trace) error {
 	if v == 0 {
 		v = TraceVersion
 	}
-	if err := enc.Encode(traceHeader{Version: v, Plan: t.Plan, End: t.End, Outcome: t.Outcome, Records: len(t.Records), Schedule: t.Schedule, Metrics: t.Metrics}); err != nil {
+	if err := enc.Encode(traceHeader{Version: v, Plan: t.Plan, End: t.End, Outcome: t.Outcome, Records: len(t.Records), Schedule: t.Schedule, Metrics: t.Metrics,
+		Attempts: t.Attempts, Divergences: t.Divergences}); err != nil {
 		return fmt.Errorf("sim: write trace header: %w", err)
 	}
 	for i := range t.Records {
@@ -87,7 +91,7 @@ func ReadTrace(r io.Reader) (*Trace, error) {
 	if h.Version != TraceVersion {
 		return nil, fmt.Errorf("sim: trace line %d: unsupported trace version %d (this code reads version %d)", line, h.Version, TraceVersion)
 	}
-	t := &Trace{Version: h.Version, Plan: h.Plan, End: h.End, Outcome: h.Outcome, Schedule: h.Schedule, Metrics: h.Metrics, Records: make([]Record, 0, h.Records)}
+	t := &Trace{Version: h.Version, Plan: h.Plan, End: h.End, Outcome: h.Outcome, Schedule: h.Schedule, Metrics: h.Metrics, Attempts: h.Attempts, Divergences: h.Divergences, Records: make([]Record, 0, h.Records)}
 	for {
 		b, ok := next()
 		if !ok {

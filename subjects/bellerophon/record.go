@@ -36,10 +36,22 @@ const (
 )
 
 // recorder wraps the sim.Recorder (which may be nil outside the sim) with
-// the controller's actor name.
+// the controller's actor name, and the run's turns (Env.Turn, nil outside
+// the sim).
 type recorder struct {
 	actor string
 	rec   sim.Recorder
+	turns func(what, object string)
+}
+
+// turn waits for the run's turn to do what says to object, before
+// recording it (see sim.Env.Turn): a handler call, a worker's Get, a sync
+// signal checker woken by a channel one of them closed. Goroutines woken
+// by one release then record one at a time, in the order the plan decides.
+func (r recorder) turn(what, object string) {
+	if r.turns != nil {
+		r.turns(what, object)
+	}
 }
 
 func (r recorder) record(rec sim.Record) {
@@ -230,6 +242,7 @@ func (s *signals) watchQuiescence(stop <-chan struct{}) {
 			t.Stop()
 			return
 		case <-t.C:
+			s.rec.turn("check quiescence", "")
 		}
 	}
 }
@@ -249,6 +262,7 @@ func (s *signals) watchDone(stop <-chan struct{}) {
 		case <-stop:
 			return
 		case <-ch:
+			s.rec.turn("check signals", "")
 			s.check()
 		}
 	}
@@ -271,10 +285,13 @@ func (q recordingQueue) Add(key cache.ObjectName) {
 	q.TypedRateLimitingInterface.Add(key)
 }
 
-// Get gets a key and records "get".
+// Get gets a key, waits for the turn to process it, and records "get".
+// Done takes no turn: it is called by the worker that holds the key, which
+// runs in a turn already (its Get's, or a request's answer).
 func (q recordingQueue) Get() (cache.ObjectName, bool) {
 	key, shutdown := q.TypedRateLimitingInterface.Get()
 	if !shutdown {
+		q.rec.turn("get", key.String())
 		q.op("get", key)
 	}
 	return key, shutdown

@@ -43,6 +43,9 @@ func NewController(ctx context.Context, env sim.Env, opts Options) (*Controller,
 		name = controllerAgentName
 	}
 	rec := recorder{actor: name, rec: env.Rec}
+	if env.Turn != nil {
+		rec.turns = func(what, object string) { env.Turn(ctx, what, object) }
+	}
 
 	// A private scheme: the built-in types plus Bellerophon, so the recorder
 	// can reference a Bellerophon without touching client-go's global scheme.

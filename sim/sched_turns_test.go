@@ -1,0 +1,211 @@
+package sim_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/cachelab/cachelab/sim"
+)
+
+// turnTaker is a subject whose event handler and worker take turns
+// (Env.Turn), as the lab's recording wrappers do: the handler records its
+// call, queues the ConfigMap's key and records that; the worker records
+// the key it got. A worker woken by the handler's Add and the handler's
+// next call are woken by one release: without turns they record in
+// whatever order Go's scheduler runs them.
+type turnTaker struct{}
+
+func (turnTaker) Start(ctx context.Context, env sim.Env) error {
+	turn := func(what, object string) {
+		if env.Turn != nil {
+			env.Turn(ctx, what, object)
+		}
+	}
+	q := workqueue.NewTyped[string]()
+	lw := env.ListerWatcher(corev1.SchemeGroupVersion.WithResource("configmaps"), "").(cache.ListerWatcher)
+	inf := cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, 0, cache.Indexers{})
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
+		key, _ := cache.MetaNamespaceKeyFunc(obj)
+		turn("handler configmaps ADDED", key)
+		env.Rec.Record(sim.Record{Kind: sim.RecHandler, Handler: "configmaps", EventType: "ADDED", Key: key})
+		q.Add(key)
+		env.Rec.Record(sim.Record{Kind: sim.RecNote, Key: key, Detail: "queued"})
+	}}); err != nil {
+		return err
+	}
+	go func() {
+		<-ctx.Done()
+		q.ShutDown()
+	}()
+	go inf.RunWithContext(ctx)
+	go func() {
+		for {
+			key, shutdown := q.Get()
+			if shutdown {
+				return
+			}
+			turn("get", key)
+			env.Rec.Record(sim.Record{Kind: sim.RecQueue, Op: "get", Key: key})
+			q.Done(key)
+		}
+	}()
+	return nil
+}
+
+var registerTurnTaker = sync.OnceFunc(func() {
+	sim.RegisterSubject(sim.SubjectInfo{Name: "test/turns", Summary: "a handler and a worker that take turns", New: func() sim.Subject { return turnTaker{} }})
+})
+
+// turnsPlan starts test/turns with three ConfigMaps: its informer's
+// WatchList hands them to the handler in client-go's map order.
+func turnsPlan() *sim.Plan {
+	return &sim.Plan{Version: 1, Seed: 1, Subject: "test/turns", Objects: []json.RawMessage{cm("a"), cm("b"), cm("c")}, Steps: []sim.Step{}}
+}
+
+// subjectRecords returns the subject's handler, queue and note records as
+// lines, in trace order.
+func subjectRecords(tr *sim.Trace) []string {
+	var out []string
+	for _, r := range tr.Records {
+		if r.Actor != "test/turns" {
+			continue
+		}
+		switch r.Kind {
+		case sim.RecHandler, sim.RecQueue, sim.RecNote:
+			out = append(out, fmt.Sprintf("%s %s %s %s %s", r.At, r.Kind, r.EventType+r.Op, r.Key, r.Detail))
+		}
+	}
+	return out
+}
+
+// A worker and a handler woken by one release (the worker by the
+// handler's Add, the handler by its next object) take turns: the canonical
+// order ("get ..." before "handler ...") lets the worker record first, the
+// same in every run, and a schedule that names the handler first makes it
+// record first.
+func TestAWorkerAndAHandlerWokenByOneReleaseRunInThePlansOrder(t *testing.T) {
+	registerTurnTaker()
+	first := run(t, turnsPlan())
+	recs := subjectRecords(first)
+	var turns []string
+	for _, k := range first.Schedule {
+		if strings.HasPrefix(k, "turn ") {
+			turns = append(turns, k)
+		}
+	}
+	if len(turns) != 6 {
+		t.Fatalf("the schedule has %d turns of the subject, want 6 (3 handler calls, 3 gets): %q", len(turns), turns)
+	}
+	if len(recs) != 9 {
+		t.Fatalf("%d subject records, want 9: %q", len(recs), recs)
+	}
+	// The first object's handler call, its note, then the worker's get of
+	// it (canonical: "get" sorts before "handler"), then the next call.
+	key := func(line string) string { return strings.Fields(line)[3] }
+	x := key(recs[0])
+	if !strings.Contains(recs[2], " get "+x) || !strings.Contains(recs[3], "ADDED") {
+		t.Fatalf("canonical order: want handler %s, queued, get %s, then the next handler call; got %q", x, x, recs)
+	}
+	// The same records, in the same order, run after run.
+	for i := range 4 {
+		tr := run(t, turnsPlan())
+		if got := subjectRecords(tr); !slices.Equal(got, recs) && key(got[0]) == x {
+			t.Fatalf("run %d: records differ with the same first object:\n got %q\nwant %q", i+2, got, recs)
+		}
+	}
+	// Name the second handler call before the first get.
+	k := slices.IndexFunc(first.Schedule, func(s string) bool { return strings.HasPrefix(s, "turn test/turns get ") })
+	next := slices.IndexFunc(first.Schedule[k:], func(s string) bool { return strings.HasPrefix(s, "turn test/turns handler ") })
+	if next < 0 {
+		t.Fatalf("no handler turn after the first get: %q", first.Schedule)
+	}
+	q := turnsPlan()
+	q.Schedule = append(slices.Clip(first.Schedule[:k]), first.Schedule[k+next])
+	tr := run(t, q)
+	if tr.Diverged {
+		t.Fatalf("the schedule naming the handler first was not followed (%d attempts): %q", tr.Attempts, tr.Divergences)
+	}
+	got := subjectRecords(tr)
+	if !strings.Contains(got[2], "ADDED") || !strings.Contains(got[4], " get "+x) {
+		t.Fatalf("handler named first: want handler %s, queued, then the next handler call before get %s; got %q", x, x, got)
+	}
+}
+
+// A replay that enforces a recorded schedule is started over when
+// client-go hands the WatchList's three objects to the handler in another
+// order than the recorded run's (Go's map order): every replay follows the
+// recording to the end, records the same as it, and says how many attempts
+// it took.
+func TestAReplayStartsOverUntilClientGosOrderRecurs(t *testing.T) {
+	registerTurnTaker()
+	recorded := run(t, turnsPlan())
+	q := turnsPlan()
+	q.Schedule = recorded.Schedule
+	restarted := 0
+	var attempts []int
+	for i := range 10 {
+		tr, err := sim.Run(t, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		attempts = append(attempts, tr.Attempts)
+		if tr.Diverged {
+			t.Fatalf("replay %d could not follow the recording in %d attempts: %q", i+1, tr.Attempts, tr.Divergences)
+		}
+		if d := sim.DiffDeliverySchedules(recorded.Schedule, tr.Schedule); d != "" {
+			t.Fatalf("replay %d: %s", i+1, d)
+		}
+		if got, want := subjectRecords(tr), subjectRecords(recorded); !slices.Equal(got, want) {
+			t.Fatalf("replay %d: records differ:\n got %q\nwant %q", i+1, got, want)
+		}
+		if len(tr.Divergences) != tr.Attempts-1 {
+			t.Fatalf("replay %d: %d attempts but %d divergences reported: %q", i+1, tr.Attempts, len(tr.Divergences), tr.Divergences)
+		}
+		if tr.Attempts > 1 {
+			restarted++
+			if !strings.Contains(tr.Divergences[0], "Go's map order") {
+				t.Errorf("replay %d: the divergence does not name client-go's order: %q", i+1, tr.Divergences[0])
+			}
+		}
+	}
+	// Three objects: a replay gets the recorded order with chance 1/3.
+	if restarted == 0 {
+		t.Fatalf("no replay of 10 had to start over (attempts %v): the handler's order is not in the schedule", attempts)
+	}
+	t.Logf("attempts per replay: %v", attempts)
+}
+
+// A schedule that names a turn no run can give is not followed silently:
+// after ReplayAttempts attempts the run goes on in the canonical order and
+// says where it could not follow, in the trace and in Divergences.
+func TestAReplayThatCannotFollowItsScheduleSaysSo(t *testing.T) {
+	registerTurnTaker()
+	defer func(n int) { sim.ReplayAttempts = n }(sim.ReplayAttempts)
+	sim.ReplayAttempts = 3
+	recorded := run(t, turnsPlan())
+	q := turnsPlan()
+	k := slices.IndexFunc(recorded.Schedule, func(s string) bool { return strings.HasPrefix(s, "turn ") })
+	q.Schedule = append(slices.Clip(recorded.Schedule[:k]), "turn test/turns handler configmaps ADDED #1 @default/nobody")
+	tr := run(t, q)
+	if !tr.Diverged || tr.Attempts != 3 || len(tr.Divergences) != 3 {
+		t.Fatalf("diverged %v after %d attempts, divergences %q; want diverged after 3", tr.Diverged, tr.Attempts, tr.Divergences)
+	}
+	if tr.Outcome != "quiet" {
+		t.Fatalf("outcome %q: the last attempt should run to its end", tr.Outcome)
+	}
+	notes := find(tr, func(r sim.Record) bool {
+		return r.Kind == sim.RecNote && strings.Contains(r.Detail, "could not follow") && strings.Contains(r.Detail, "default/nobody")
+	})
+	if len(notes) != 1 {
+		t.Fatalf("%d notes say the run could not follow its schedule, want 1", len(notes))
+	}
+}
