@@ -28,7 +28,9 @@ const (
 	// ClassRequest: not one of Sieve's three; the campaign's extension in
 	// their spirit. One of the controller's writes, named by the
 	// reference, fails (500: nothing applied) or times out after it was
-	// applied (504: the outcome unknown to the controller).
+	// applied (504: the outcome unknown to the controller); or one of its
+	// reads is slow (an informer's first sync, its watch right after its
+	// own write).
 	ClassRequest = "request-fault"
 )
 
@@ -692,6 +694,34 @@ func requestFaults(base *sim.Plan, v *refView) ([]Targeted, []Pruned) {
 			Targeted{Class: ClassRequest, Perturbation: "apply " + what + ", then answer 504 (timeout: outcome unknown to the controller)",
 				Plan: withSteps(base, fmt.Sprintf("request-timeout-w%d", w.k), arm("timeout-next-write", 0))},
 		)
+	}
+	// The reads: each informer's first sync slow (the watch's deliveries,
+	// the initial ones included, held for the first 2s), and the watch of
+	// each resource the controller writes lagging behind its own last
+	// write of it for 1s (its lister shows the older copy meanwhile).
+	var watched []string
+	for r := range v.watched {
+		watched = append(watched, r)
+	}
+	sort.Strings(watched)
+	for _, r := range watched {
+		res := resourceArg(r)
+		out = append(out, Targeted{Class: ClassRequest, Perturbation: fmt.Sprintf("slow first sync: the controller's watch of %s delivers nothing for its first 2s", res),
+			Plan: withSteps(base, "request-slowsync-"+strings.Split(r, ".")[0],
+				sim.Step{At: 0, Actor: sim.ActorFaults, Op: "hold", Resource: res, Target: v.subject, For: sim.Duration(2 * time.Second)})})
+	}
+	lagged := map[string]bool{}
+	for i := len(v.writes) - 1; i >= 0; i-- {
+		w := v.writes[i]
+		if lagged[w.resource] || !v.watched[w.resource] {
+			continue
+		}
+		lagged[w.resource] = true
+		res := resourceArg(w.resource)
+		from := w.at - time.Millisecond
+		out = append(out, Targeted{Class: ClassRequest, Perturbation: fmt.Sprintf("the controller's watch of %s lags its own write #%d (%s %s) by 1s: held %s..%s", res, w.k, w.verb, w.key, from, from+time.Second),
+			Plan: withSteps(base, fmt.Sprintf("request-lag-w%d", w.k),
+				sim.Step{At: sim.Duration(from), Actor: sim.ActorFaults, Op: "hold", Resource: res, Target: v.subject, For: sim.Duration(time.Second)})})
 	}
 	return out, pruned
 }

@@ -86,7 +86,9 @@ func TestTargetedPlansAimAtTheReferencesReadsAndWrites(t *testing.T) {
 			has(scenarios.ClassUnobserved, "-unobserved-down-", func(p sim.Plan) bool {
 				// Down across the scale to 3 at 2s.
 				return slices.ContainsFunc(p.Steps, func(s sim.Step) bool { return s.Op == "crash" && s.At.D() < 2*time.Second }) &&
-					slices.ContainsFunc(p.Steps, func(s sim.Step) bool { return s.Op == "restart" && s.At.D() > 2*time.Second && s.At.D() < 3*time.Second })
+					slices.ContainsFunc(p.Steps, func(s sim.Step) bool {
+						return s.Op == "restart" && s.At.D() > 2*time.Second && s.At.D() < 3*time.Second
+					})
 			})
 			armedAfterWrite := func(op string) func(sim.Plan) bool {
 				return func(p sim.Plan) bool {
@@ -95,6 +97,11 @@ func TestTargetedPlansAimAtTheReferencesReadsAndWrites(t *testing.T) {
 			}
 			has(scenarios.ClassRequest, "-request-fail-w", armedAfterWrite("fail-next"))
 			has(scenarios.ClassRequest, "-request-timeout-w", armedAfterWrite("timeout-next-write"))
+			held := func(p sim.Plan) bool {
+				return slices.ContainsFunc(p.Steps, func(s sim.Step) bool { return s.Op == "hold" && s.Target == c.subject && s.For > 0 })
+			}
+			has(scenarios.ClassRequest, "-request-slowsync-pods", held)
+			has(scenarios.ClassRequest, "-request-lag-w", held)
 			if c.wantStale {
 				// A replica held before the delete at 5s, the restart after
 				// the recreate at 8s has been acted on: the predecessor
