@@ -3,7 +3,10 @@ package cachelabtest_test
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -236,4 +239,59 @@ func (r *noPDB) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, e
 	}
 	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: req.Namespace, Name: req.Name}}
 	return res, client.IgnoreNotFound(r.Delete(ctx, pdb))
+}
+
+// appExample is the app ConfigMap random plans start from and vary.
+const appExample = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: db
+  namespace: default
+  labels: {app: "true"}
+data:
+  replicas: "2"
+`
+
+// randomAppPlans are random plans over app ConfigMaps (Primary
+// "configmaps" from appExample): created, changed, deleted and recreated,
+// their children (of every kind the operator makes) deleted and changed
+// by another writer, in faults; checks plans, seed pinned so that the
+// test is the same on every run.
+func randomAppPlans(t *testing.T, checks string) cachelabtest.Plans {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "app.yaml"), []byte(appExample), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, value := range map[string]string{"rapid.checks": checks, "rapid.seed": "1"} {
+		f := flag.Lookup(name)
+		old := f.Value.String()
+		t.Cleanup(func() { _ = f.Value.Set(old) })
+		_ = f.Value.Set(value)
+	}
+	return cachelabtest.Random(cachelabtest.Primary("configmaps"), cachelabtest.Examples(dir))
+}
+
+// The operator of built-in kinds converges under random plans too (issue
+// 29's "done when"): every Role, RoleBinding, ServiceAccount, headless
+// Service, StatefulSet with volumeClaimTemplates and PDB served as
+// kube-apiserver serves it (allocators, defaults, validation), none as a
+// stand-in.
+func TestOperatorOfBuiltinKindsConvergesUnderRandomPlans(t *testing.T) {
+	scratch(t)
+	cachelabtest.Test(t, appController(), randomAppPlans(t, "10"))
+}
+
+// Under the same random plans the operator that deletes its own PDB is
+// caught: the random plans can fail it.
+func TestOperatorOfBuiltinKindsWithoutItsPDBFailsUnderRandomPlans(t *testing.T) {
+	scratch(t)
+	c := appController()
+	c.Setup = func(mgr ctrl.Manager) error {
+		return ctrl.NewControllerManagedBy(mgr).For(&corev1.ConfigMap{}).Named("app").
+			Complete(&noPDB{appOperator{Client: mgr.GetClient()}})
+	}
+	if f := cachelabtest.Catch(t, c, randomAppPlans(t, "10")); len(f) == 0 {
+		t.Fatal("10 random plans did not catch an operator that deletes its PDB")
+	}
 }
