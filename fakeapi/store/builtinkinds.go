@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -33,11 +34,26 @@ import (
 // those functions (the lab does not import k8s.io/kubernetes): the
 // checks an operator's object commonly trips, not every one. See
 // docs/builtin-kinds.md for what is not modelled.
+// pvcProtectionFinalizer is the finalizer StorageObjectInUseProtection
+// adds to every claim.
+const pvcProtectionFinalizer = "kubernetes.io/pvc-protection"
+
 func init() {
 	builtins = append(builtins,
 		builtin{gvk: corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"), namespaced: true, hasStatus: true, rules: kindRules{
 			nameFn:   apivalidation.NameIsDNSSubdomain,
 			defaults: defaultPVC,
+			admit: func(_ *Store, obj runtime.Object) error {
+				// The StorageObjectInUseProtection admission plugin (on by
+				// default): a claim is created with its protection
+				// finalizer, which kube-controller-manager's
+				// pvc-protection controller removes once no Pod uses it.
+				pvc := obj.(*corev1.PersistentVolumeClaim)
+				if !slices.Contains(pvc.Finalizers, pvcProtectionFinalizer) {
+					pvc.Finalizers = append(pvc.Finalizers, pvcProtectionFinalizer)
+				}
+				return nil
+			},
 			validate: func(obj runtime.Object) field.ErrorList {
 				return validatePVCSpec(&obj.(*corev1.PersistentVolumeClaim).Spec)
 			},
