@@ -61,6 +61,9 @@ func (s *Store) Patch(gvr schema.GroupVersionResource, ns, name string, pt types
 	if !ok {
 		return nil, nil, apierrors.NewNotFound(r.groupResource(), name)
 	}
+	if obj, ok := mergePatchFast(r, cur, pt, data, subresource); ok {
+		return s.update(r, key, obj, cur, subresource, "patch", len(opts.DryRun) > 0) // name and namespace untouched
+	}
 	curJSON, err := json.Marshal(cur)
 	if err != nil {
 		return nil, nil, apierrors.NewInternalError(err)
