@@ -9,7 +9,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -290,7 +289,7 @@ func (s *Store) establishCRD(r *resState, key string, events []Event) []Event {
 // terminating: in one write, the cleanup finalizer and a Terminating
 // condition are added and the deletion is marked. It returns the marked
 // CRD (nil if the CRD is already terminating or cannot be read).
-func (s *Store) markCRDForCleanup(r *resState, key string, cur runtime.Object, policy metav1.DeletionPropagation, events []Event) (runtime.Object, []Event) {
+func (s *Store) markCRDForCleanup(r *resState, key string, cur runtime.Object, events []Event) (runtime.Object, []Event) {
 	u := cur.(*unstructured.Unstructured)
 	if u.GetDeletionTimestamp() != nil {
 		return nil, events
@@ -304,13 +303,14 @@ func (s *Store) markCRDForCleanup(r *resState, key string, cur runtime.Object, p
 	}
 	setCRDCondition(crd, apiextensionsv1.CustomResourceDefinitionCondition{Type: apiextensionsv1.Terminating, Status: apiextensionsv1.ConditionTrue,
 		Reason: "InstanceDeletionPending", Message: "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon", LastTransitionTime: s.now()})
-	withFinalizer := u.DeepCopy()
-	setTypedCRD(withFinalizer, crd)
-	withFinalizer.SetResourceVersion(u.GetResourceVersion())
-	marked, ok := s.markedForDeletion(withFinalizer, policy)
-	if !ok {
-		return nil, events
-	}
+	// The registry sets deletionTimestamp itself (no grace period, no
+	// generation bump: the generic delete it then delegates to finds the
+	// CRD already terminating and writes nothing more).
+	now := s.now()
+	crd.DeletionTimestamp = &now
+	marked := u.DeepCopy()
+	setTypedCRD(marked, crd)
+	marked.SetResourceVersion(u.GetResourceVersion())
 	events = append(events, s.commit(r, key, marked, cur, "delete", "", false))
 	return marked, events
 }

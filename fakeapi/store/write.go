@@ -607,7 +607,7 @@ func (s *Store) Delete(gvr schema.GroupVersionResource, ns, name string, opts me
 	}
 	if isCRDs(r) {
 		// crds.go: the CRD registry's delete, then its finalizer controller.
-		if marked, events := s.markCRDForCleanup(r, key, cur, policy, nil); marked != nil {
+		if marked, events := s.markCRDForCleanup(r, key, cur, nil); marked != nil {
 			out := marked.DeepCopyObject()
 			return out, s.cleanUpCRDs(events), nil
 		}
