@@ -211,7 +211,8 @@ func (a *adapter) Default(obj runtime.Object) { legacyscheme.Scheme.Default(obj)
 // rest.ValidateCreate (the strategy's Validate, the common metadata
 // validation, declarative validation), Canonicalize; in the internal
 // version.
-func (a *adapter) Create(obj runtime.Object) (runtime.Object, field.ErrorList) {
+func (a *adapter) Create(obj runtime.Object) (out runtime.Object, errs field.ErrorList) {
+	defer a.recoverInto(&out, &errs)
 	m, ok := obj.(metav1.Object)
 	if !ok {
 		return nil, internalErr(fmt.Errorf("%T has no metadata", obj))
@@ -232,7 +233,8 @@ func (a *adapter) Create(obj runtime.Object) (runtime.Object, field.ErrorList) {
 // Update is rest.BeforeUpdate after its generation reset (the store's):
 // PrepareForUpdate of the main or the status strategy, the UID and
 // timestamps kept from old, rest.ValidateUpdate, Canonicalize.
-func (a *adapter) Update(obj, old runtime.Object, subresource string) (runtime.Object, field.ErrorList) {
+func (a *adapter) Update(obj, old runtime.Object, subresource string) (out runtime.Object, errs field.ErrorList) {
+	defer a.recoverInto(&out, &errs)
 	st := rest.RESTUpdateStrategy(a.Strategy)
 	if subresource == "status" {
 		if a.Status == nil {
@@ -274,6 +276,16 @@ func (a *adapter) Update(obj, old runtime.Object, subresource string) (runtime.O
 	}
 	st.Canonicalize(in)
 	return a.toVersioned(in)
+}
+
+// recoverInto turns a panic of the strategy code into an internal field
+// error (kube-apiserver's panic filter answers 500; the store has one
+// channel, the 422's causes), so a bad object never brings the fake down.
+func (a *adapter) recoverInto(out *runtime.Object, errs *field.ErrorList) {
+	if p := recover(); p != nil {
+		*out = nil
+		*errs = internalErr(fmt.Errorf("the %s strategy panicked: %v", a.Kind.Kind, p))
+	}
 }
 
 // context is the request context kube-apiserver's handler gives the

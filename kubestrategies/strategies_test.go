@@ -1,7 +1,9 @@
 package kubestrategies
 
 import (
+	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -9,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
@@ -185,4 +188,31 @@ func issue29Checks(tt *testing.T) []string {
 		t.Errorf("pod: phase %q, terminationMessagePath %q: want Pending and the default", got.Status.Phase, got.Spec.Containers[0].TerminationMessagePath)
 	}
 	return t.list
+}
+
+// panickingStrategy is the ConfigMap strategy with a PrepareForCreate that
+// panics, standing for a bug in the strategy code.
+type panickingStrategy struct{ restStrategy }
+
+func (panickingStrategy) PrepareForCreate(context.Context, runtime.Object) { panic("boom") }
+
+func TestAPanickingStrategyRefusesTheObjectAndTheStoreLivesOn(t *testing.T) {
+	k := Kinds[0]
+	for _, c := range Kinds {
+		if c.Kind == "ConfigMap" {
+			k = c
+		}
+	}
+	k.Strategy = panickingStrategy{k.Strategy}
+	store.RegisterStrategy(k.GVR.GroupResource(), newAdapter(k))
+	defer Register()
+	s := store.New(store.Options{})
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "ns"}}
+	_, _, err := s.Create(k.GVR, "ns", cm, metav1.CreateOptions{})
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "the ConfigMap strategy panicked: boom") {
+		t.Fatalf("got %v, want a 422 saying the strategy panicked", err)
+	}
+	if _, _, err := s.Create(pods, "ns", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("the store after the panic: %v", err)
+	}
 }
