@@ -665,7 +665,24 @@ func Judge(r *Result, tr *sim.Trace, err error) {
 	if r.Err == nil && Stopped(tr.Outcome) {
 		r.Err = fmt.Errorf("%s", tr.Outcome)
 	}
+	r.Err = causeFirst(r.Err, tr.Outcome)
 	r.Verdicts = append(CheckTrace(tr), HealthVerdicts(tr)...)
+}
+
+// causeFirst returns err led by the error the trace's outcome records
+// ("error: sim: subject x: start: no config"), when err (the bubble's own
+// end: synctest's "deadlock" over the goroutines a failed start left
+// blocked) does not already say it: the start error is the cause, the
+// blocked goroutines its consequence. A stuck run's error is kept as is.
+func causeFirst(err error, outcome string) error {
+	cause, ok := strings.CutPrefix(outcome, "error: ")
+	if err == nil || !ok || cause == "" || strings.Contains(err.Error(), cause) {
+		return err
+	}
+	if _, stuck := err.(*StuckError); stuck {
+		return err
+	}
+	return fmt.Errorf("%s; then %w", cause, err)
 }
 
 // Failures lists what failed in r: the run's error, then each failed
