@@ -263,6 +263,12 @@ func run(t *testing.T, top string, c Controller, sink *[]*Failure, plans []Plans
 			t.Fatalf("cachelabtest: -cachelab.plan: %v", err)
 		}
 		p.Subject = name
+		// The recorded run beside the plan, when there is one: the
+		// replay follows its delivery schedule (and starts over while
+		// client-go hands a batch out in another order than it did).
+		if tr, err := sim.ReadTraceFile(filepath.Join(filepath.Dir(path), lab.TraceFile)); err == nil {
+			p = lab.FollowRecorded(p, tr)
+		}
 		if jobs := runnable(t, []lab.Job{lab.NewJob(p, nil)}); len(jobs) > 0 {
 			runJobs(t, rep, jobs, out)
 		}

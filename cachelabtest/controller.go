@@ -190,6 +190,9 @@ func newSubject(c Controller) sim.Subject {
 func (s *subject) Start(ctx context.Context, senv sim.Env) error {
 	preparePanicHandling()
 	s.rec = newRecording(senv.Rec, senv.Name)
+	if senv.Turn != nil {
+		s.rec.turns = func(what, object string) { senv.Turn(ctx, what, object) }
+	}
 	ctx = context.WithValue(ctx, runKey{}, s.rec)
 	switch {
 	case s.c.Start != nil && s.c.Setup != nil:

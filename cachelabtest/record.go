@@ -30,6 +30,9 @@ import (
 type recording struct {
 	rec   sim.Recorder
 	actor string
+	// turns is the run's Env.Turn bound to the process's context (nil
+	// outside the sim or without the scheduler).
+	turns func(what, object string)
 
 	mu        sync.Mutex
 	informers []*recordedInformer
@@ -49,6 +52,16 @@ func (r *recording) record(rec sim.Record) {
 		rec.Actor = r.actor
 	}
 	r.rec.Record(rec)
+}
+
+// turn waits for the run's turn before a recorded handler call, a
+// recorded queue's Get or a sync signal's record (sim.Env.Turn), so that
+// goroutines woken by one release record, and act, one at a time in the
+// order the plan decides.
+func (r *recording) turn(what, object string) {
+	if r != nil && r.turns != nil {
+		r.turns(what, object)
+	}
 }
 
 // panicked records a panic of the user's code, with the stack.
@@ -216,6 +229,7 @@ func (i *recordedInformer) RunWithContext(ctx context.Context) {
 func (i *recordedInformer) watchSynced(ctx context.Context, w syncWatch) {
 	select {
 	case <-w.done:
+		i.r.turn("check signals", "")
 		i.r.record(sim.Record{Kind: sim.RecSignal, Signal: w.signal, Resource: i.resource, Handler: w.handler, Value: true})
 	case <-ctx.Done():
 	}
@@ -243,6 +257,7 @@ func (h *recordedHandler) guard(what string, obj any, call func()) {
 // OnAdd records an ADDED call and calls the handler.
 func (h *recordedHandler) OnAdd(obj any, initial bool) {
 	rec := h.event("ADDED", obj)
+	h.turn(rec)
 	rec.Initial = initial
 	h.r.record(rec)
 	h.guard("OnAdd", obj, func() { h.h.OnAdd(obj, initial) })
@@ -252,6 +267,7 @@ func (h *recordedHandler) OnAdd(obj any, initial bool) {
 // resourceVersion) and calls the handler.
 func (h *recordedHandler) OnUpdate(old, obj any) {
 	rec := h.event("MODIFIED", obj)
+	h.turn(rec)
 	if id, _, ok := identityOf(old); ok {
 		rec.OldUID, rec.OldRV = id.UID, id.RV
 	}
@@ -262,8 +278,15 @@ func (h *recordedHandler) OnUpdate(old, obj any) {
 // OnDelete records a DELETED call (Tombstone for a
 // DeletedFinalStateUnknown) and calls the handler.
 func (h *recordedHandler) OnDelete(obj any) {
-	h.r.record(h.event("DELETED", obj))
+	rec := h.event("DELETED", obj)
+	h.turn(rec)
+	h.r.record(rec)
 	h.guard("OnDelete", obj, func() { h.h.OnDelete(obj) })
+}
+
+// turn waits for the turn of the call rec describes.
+func (h *recordedHandler) turn(rec sim.Record) {
+	h.r.turn("handler "+h.name+" "+rec.EventType, identity{Namespace: rec.Namespace, Name: rec.Name}.key())
 }
 
 func (h *recordedHandler) event(eventType string, obj any) sim.Record {
@@ -358,10 +381,13 @@ func (q *recordedQueue[T]) Add(key T) {
 	q.TypedRateLimitingInterface.Add(key)
 }
 
-// Get gets a key, records "get" and the start of its reconcile.
+// Get gets a key, waits for the run's turn to process it, and records
+// "get" and the start of its reconcile. Done takes no turn: the worker
+// that calls it runs in a turn already (its Get's, or a request's answer).
 func (q *recordedQueue[T]) Get() (T, bool) {
 	key, shutdown := q.TypedRateLimitingInterface.Get()
 	if !shutdown {
+		q.r.turn("get", fmt.Sprint(key))
 		q.mu.Lock()
 		delete(q.requeued, key)
 		q.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/cachelab/cachelab/scenarios"
@@ -77,6 +78,35 @@ func LoadInput(path string) (*Input, error) {
 		}
 	}
 	return in, nil
+}
+
+// FollowRecorded returns p set to follow the delivery schedule of its
+// recorded run (Plan.Schedule = recorded.Schedule), so that a replay
+// releases the same requests, events and turns of the subject in the same
+// order, and starts over where client-go hands a batch out in another map
+// order (sim.ReplayAttempts): p itself when p names a schedule of its own,
+// or recorded has none, is another plan's run, or was written before runs
+// recorded their attempts (its schedule has no turns of the subject to
+// follow). Reproduce (cachelab replay, make reproduction) replays through
+// it.
+func FollowRecorded(p *sim.Plan, recorded *sim.Trace) *sim.Plan {
+	if p == nil || recorded == nil || len(p.Schedule) > 0 || len(recorded.Schedule) == 0 || recorded.Attempts == 0 || recorded.Diverged || !sameRun(p, recorded.Plan) {
+		return p
+	}
+	q := p.Clone()
+	q.Schedule = slices.Clone(recorded.Schedule)
+	return q
+}
+
+// sameRun reports whether tr's plan is p (a trace.jsonl beside a plan
+// file may be another run's).
+func sameRun(p, q *sim.Plan) bool {
+	if q == nil {
+		return false
+	}
+	a, err1 := json.Marshal(p)
+	b, err2 := json.Marshal(q)
+	return err1 == nil && err2 == nil && normalized(a) == normalized(b)
 }
 
 // replayable reports whether tr comes from a plan a run can replay: one

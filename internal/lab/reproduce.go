@@ -37,6 +37,28 @@ type Reproduction struct {
 	Differences []string
 	// Errors counts replays that could not run.
 	Errors int
+	// Attempts holds, per replay, how many times it was started to follow
+	// the recorded delivery schedule (sim.Trace.Attempts): a replay whose
+	// handlers got a batch (a WatchList's objects, a relist's deletions)
+	// in another Go map order than the recorded run's starts over.
+	Attempts []int
+	// FirstAttempt counts replays that followed the recorded run in their
+	// first attempt.
+	FirstAttempt int
+	// NotFollowed counts replays that could not follow the recorded run
+	// within sim.ReplayAttempts attempts (they went on in the canonical
+	// order, and their traces say where they left it).
+	NotFollowed int
+}
+
+// AttemptStats returns the median and the largest number of attempts per
+// replay (0, 0 without replays).
+func (r Reproduction) AttemptStats() (median, most int) {
+	if len(r.Attempts) == 0 {
+		return 0, 0
+	}
+	a := slices.Sorted(slices.Values(r.Attempts))
+	return a[len(a)/2], a[len(a)-1]
 }
 
 // Reproduced reports whether every replay reproduced the failed set.
@@ -63,6 +85,13 @@ func (r Reproduction) String() string {
 		fmt.Fprintf(&b, "same delivery schedule %d/%d; ", r.SameDeliveries, r.Runs)
 	}
 	fmt.Fprintf(&b, "same sync measurements %d/%d (measurements, not verdicts)", r.SameMeasurements, r.Runs)
+	if len(r.Attempts) > 0 {
+		med, most := r.AttemptStats()
+		fmt.Fprintf(&b, "; followed the recorded run in the first attempt %d/%d, attempts per replay: median %d, max %d", r.FirstAttempt, r.Runs, med, most)
+		if r.NotFollowed > 0 {
+			fmt.Fprintf(&b, "; %d replays could not follow the recorded run in %d attempts", r.NotFollowed, sim.ReplayAttempts)
+		}
+	}
 	if r.Errors > 0 {
 		fmt.Fprintf(&b, "; %d replays could not run", r.Errors)
 	}
@@ -79,6 +108,9 @@ func (r *Reproduction) Add(label string, o Reproduction) {
 	r.SameDeliveries += o.SameDeliveries
 	r.SameMeasurements += o.SameMeasurements
 	r.Errors += o.Errors
+	r.Attempts = append(r.Attempts, o.Attempts...)
+	r.FirstAttempt += o.FirstAttempt
+	r.NotFollowed += o.NotFollowed
 	for _, d := range o.Differences {
 		r.Differences = append(r.Differences, label+": "+d)
 	}
@@ -120,6 +152,16 @@ func (r *Reproduction) Compare(recorded *sim.Trace, recordedVerdicts []invariant
 	}
 	r.Failed = FailedInvariants(recordedVerdicts)
 	var diff []string
+	if n := replay.Trace.Attempts; n > 0 {
+		r.Attempts = append(r.Attempts, n)
+		switch {
+		case replay.Trace.Diverged:
+			r.NotFollowed++
+			diff = append(diff, "could not follow the recorded run: "+replay.Trace.Divergences[len(replay.Trace.Divergences)-1])
+		case n == 1:
+			r.FirstAttempt++
+		}
+	}
 	if got := FailedInvariants(replay.Verdicts); slices.Equal(got, r.Failed) {
 		r.SameFailed++
 	} else {
@@ -156,9 +198,10 @@ func Reproduce(host Host, in *Input, n int) (Reproduction, []*Result, error) {
 		return Reproduction{}, nil, fmt.Errorf("--repeat %d: want at least 1 replay", n)
 	}
 	sc := MatchScenario(in.Plan)
+	p := FollowRecorded(in.Plan, in.Recorded)
 	jobs := make([]Job, n)
 	for i := range jobs {
-		jobs[i] = NewJob(in.Plan, sc)
+		jobs[i] = NewJob(p, sc)
 		jobs[i].ID = fmt.Sprintf("%s/replay-%d", jobs[i].ID, i+1)
 	}
 	results, hostOut := RunBatch(host, jobs, Options{Sequential: true})
