@@ -710,6 +710,33 @@ func requestFaults(base *sim.Plan, v *refView) ([]Targeted, []Pruned) {
 			Plan: withSteps(base, "request-slowsync-"+strings.Split(r, ".")[0],
 				sim.Step{At: 0, Actor: sim.ActorFaults, Op: "hold", Resource: res, Target: v.subject, For: sim.Duration(2 * time.Second)})})
 	}
+	// A restart whose first sync of R is slow: once the controller's
+	// reaction to the start has settled (its last write before the first
+	// user step), so that its caches have something to miss.
+	var settledAt time.Duration = -1
+	first := time.Duration(1<<62 - 1)
+	for _, c := range v.changes {
+		if c.step >= 0 && c.actor != "setup" {
+			first = c.at
+			break
+		}
+	}
+	for _, w := range v.writes {
+		if w.at < first {
+			settledAt = w.at
+		}
+	}
+	if settledAt >= 0 {
+		t := sim.Duration(settledAt + time.Millisecond)
+		for _, r := range watched {
+			res := resourceArg(r)
+			out = append(out, Targeted{Class: ClassRequest, Perturbation: fmt.Sprintf("a restart at %s whose first sync of %s is slow (its watch delivers nothing for 2s)", t, res),
+				Plan: withSteps(base, "request-slowresync-"+strings.Split(r, ".")[0],
+					sim.Step{At: t, Actor: "controller", Op: "crash"},
+					sim.Step{At: t, Actor: sim.ActorFaults, Op: "hold", Resource: res, Target: v.subject, For: sim.Duration(2 * time.Second)},
+					sim.Step{At: t, Actor: "controller", Op: "restart"})})
+		}
+	}
 	lagged := map[string]bool{}
 	for i := len(v.writes) - 1; i >= 0; i-- {
 		w := v.writes[i]

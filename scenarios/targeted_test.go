@@ -102,6 +102,7 @@ func TestTargetedPlansAimAtTheReferencesReadsAndWrites(t *testing.T) {
 			}
 			has(scenarios.ClassRequest, "-request-slowsync-pods", held)
 			has(scenarios.ClassRequest, "-request-lag-w", held)
+			has(scenarios.ClassRequest, "-request-slowresync-pods", held)
 			if c.wantStale {
 				// A replica held before the delete at 5s, the restart after
 				// the recreate at 8s has been acted on: the predecessor
