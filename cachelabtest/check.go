@@ -26,6 +26,10 @@ import (
 // command a failure prints.
 var planFlag = flag.String("cachelab.plan", "", "cachelabtest: run only this saved plan (the replay command of a failure)")
 
+// keepGoingFlag makes random plans go on after a failing plan, so that one
+// failing class does not hide the others (see runRandom).
+var keepGoingFlag = flag.Bool("cachelab.keepgoing", false, "cachelabtest: random plans go on after a failing plan (each failure reported unshrunk, in its own folder) and the test logs the failing plans per invariant at the end; default: stop at the first failure and shrink it")
+
 // Plans are the plans a Test runs: Random (the default), Scenarios or
 // Files.
 type Plans struct {
@@ -490,11 +494,14 @@ func runRandom(t *testing.T, rep *reporter, subject string, ps Plans, out string
 		tb = &catcher{T: t}
 	}
 	stuck := false
+	keep := keepGoing{on: *keepGoingFlag, byInvariant: map[string]int{}}
+	defer keep.log(t)
 	rapid.Check(tb, func(rt *rapid.T) {
 		p := gen.Draw(rt, "plan").Plan
 		if stuck {
 			return // a run was stuck: the rest are not run (see below)
 		}
+		keep.plans++
 		if ps.cost > 0 && p.Faults.RequestLatency.Kind == "" {
 			p.Faults.RequestLatency = sim.Distribution{Kind: "fixed", Max: sim.Duration(ps.cost)}
 		}
@@ -519,7 +526,18 @@ func runRandom(t *testing.T, rep *reporter, subject string, ps Plans, out string
 			}
 			return
 		}
-		if failures, expected := rep.failures(r); len(failures) > 0 {
+		if failures, expected := rep.failures(r); len(failures) > 0 && keep.on {
+			// Keep going: report this plan as drawn (not shrunk: a
+			// shrink would run many more plans per failure), in a
+			// folder of its own, and draw the next.
+			dir := filepath.Join(out, fmt.Sprintf("random-%d", keep.plans))
+			text := rep.report(r, failures, expected, dir)
+			if rep.sink == nil {
+				t.Error(text)
+			}
+			keep.failed(failures)
+			return
+		} else if len(failures) > 0 {
 			// The last failing plan (rapid's shrunk one, which it runs
 			// last) is what the folder holds at the end. rapid logs the
 			// report of that last run; the failure itself names only the
@@ -534,6 +552,47 @@ func runRandom(t *testing.T, rep *reporter, subject string, ps Plans, out string
 			rt.Fatalf("cachelab: %s failed %s (report and replay command below)", subject, strings.Join(names, ", "))
 		}
 	})
+}
+
+// keepGoing counts, under -cachelab.keepgoing, the random plans run and
+// the failing ones by invariant.
+type keepGoing struct {
+	on          bool
+	plans       int
+	failedPlans int
+	byInvariant map[string]int
+}
+
+// failed counts one failing plan and its failed invariants.
+func (k *keepGoing) failed(failures []invariants.Verdict) {
+	k.failedPlans++
+	for _, v := range failures {
+		k.byInvariant[v.Invariant]++
+	}
+}
+
+// log logs, when on, how many random plans failed and, per invariant,
+// in how many plans: "cachelab: keep-going: 2 of 100 random plans failed;
+// failing plans per invariant: matches-reference 1, read-your-writes 2".
+func (k *keepGoing) log(t *testing.T) {
+	t.Helper()
+	if !k.on {
+		return
+	}
+	s := fmt.Sprintf("cachelab: keep-going: %d of %d random plans failed", k.failedPlans, k.plans)
+	if len(k.byInvariant) > 0 {
+		names := make([]string, 0, len(k.byInvariant))
+		for n := range k.byInvariant {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		parts := make([]string, 0, len(names))
+		for _, n := range names {
+			parts = append(parts, fmt.Sprintf("%s %d", n, k.byInvariant[n]))
+		}
+		s += "; failing plans per invariant: " + strings.Join(parts, ", ")
+	}
+	t.Log(s)
 }
 
 // catcher is the testing.TB rapid reports to under Catch: it keeps rapid's
