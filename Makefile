@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: image image-test kubectl help deps run test test-count3 examples test-short lint vet fmt-check bench fuzz tidy codegen verify-codegen mutation-score reproduction determinism explore-table hassynced campaign-memory property property-all load-test real-apiserver real-apiserver-start real-apiserver-stop fidelity-record operator-e2e openapi-record upstream operators
+.PHONY: image image-test kubectl help deps run test test-count3 examples test-short lint vet fmt-check bench fuzz tidy codegen verify-codegen mutation-score reproduction determinism explore-table hassynced campaign-memory property property-all load-test real-apiserver real-apiserver-start real-apiserver-stop bench-envtest fidelity-record operator-e2e openapi-record upstream operators
 
 help: ## list targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -108,6 +108,9 @@ real-apiserver-start: real-apiserver ## start them on loopback (certs, token); w
 
 real-apiserver-stop: ## stop the real server started by real-apiserver-start
 	fidelity/realserver/stop.sh
+
+bench-envtest: real-apiserver-start ## the lab beside envtest's real kube-apiserver + etcd: the same plans' user steps, per-plan wall and CPU (bench/envtest, docs/figures.md)
+	CACHELAB_ENVTEST_BENCH=1 $(GO) test ./bench/envtest -run TestEnvtestSideBySide -v -count=1 -timeout 30m
 
 fidelity-record: ## slow: re-record fidelity/testdata/transcripts from a real kube-apiserver (needs /tmp/realserver.env or KUBECONFIG)
 	CACHELAB_FIDELITY_RECORD=1 $(GO) test ./fidelity -run TestRecordTranscriptsFromRealServer -v -count=1 -timeout 30m
