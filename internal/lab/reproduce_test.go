@@ -1,6 +1,7 @@
 package lab_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
@@ -132,5 +133,57 @@ func TestReproductionTable(t *testing.T) {
 		for _, d := range reps[s].Differences {
 			t.Log(d)
 		}
+	}
+}
+
+// threeBellerophons is a plan whose controller's WatchList of
+// Bellerophons holds three objects: client-go hands them to the handler
+// in Go's map order, which differs from run to run.
+func threeBellerophons() *sim.Plan {
+	var objs []json.RawMessage
+	for _, n := range []string{"a", "b", "c"} {
+		objs = append(objs, json.RawMessage(`{"apiVersion":"lab.cachelab.dev/v1alpha1","kind":"Bellerophon","metadata":{"name":"`+n+`","namespace":"default"},"spec":{"replicas":1,"version":"v1"}}`))
+	}
+	return &sim.Plan{Version: 1, Name: "three-bellerophons", Seed: 1, Subject: "bellerophon", Objects: objs, Steps: []sim.Step{},
+		Kubelet: &sim.Kubelet{}}
+}
+
+// A replay follows the recorded run's whole delivery schedule, the order
+// in which the handler got the WatchList's objects included (restarting
+// while client-go hands them out in another order), and says how many
+// attempts it took. Replayed in the canonical order instead, the three
+// objects come in another order than the recorded run's in a share of the
+// replays (a Go map of three iterates from the first of them in 6 cases of
+// 8, the others in 1 of 8 each): 8 canonical replays all on the recorded
+// schedule had a chance of at most (6/8)^8, 10%, measured 6/8 and 1/8.
+func TestAReplayFollowsTheRecordedRunsOrder(t *testing.T) {
+	host := lab.TestHost(t)
+	p := threeBellerophons()
+	results, out := lab.RunBatch(host, []lab.Job{lab.NewJob(p, nil)}, lab.Options{})
+	if out != "" || results[0].Err != nil {
+		t.Fatalf("%s %v", out, results[0].Err)
+	}
+	recorded := results[0].Trace
+	if got := lab.FollowRecorded(p, recorded); len(got.Schedule) != len(recorded.Schedule) {
+		t.Fatalf("FollowRecorded did not take the recorded schedule (%d of %d turns)", len(got.Schedule), len(recorded.Schedule))
+	}
+	const n = 8
+	rep, _, err := lab.Reproduce(host, &lab.Input{Plan: p, Recorded: recorded}, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(rep)
+	if len(rep.Failed) > 0 {
+		t.Fatalf("the correct controller failed %v on a fault-free plan", rep.Failed)
+	}
+	if rep.SameDeliveries != n || rep.NotFollowed != 0 || len(rep.Attempts) != n {
+		t.Fatalf("want all %d replays on the recorded schedule: %s\n%s", n, rep, strings.Join(rep.Differences, "\n"))
+	}
+	// A trace written before runs recorded their attempts has no turns
+	// of the subject in its schedule: its replays are canonical.
+	old := *recorded
+	old.Attempts = 0
+	if got := lab.FollowRecorded(p, &old); len(got.Schedule) != 0 {
+		t.Fatal("FollowRecorded followed a trace recorded before runs recorded attempts")
 	}
 }
