@@ -186,6 +186,36 @@ func Test(t *testing.T, c Controller, plans ...Plans) {
 	run(t, t.Name(), c, nil, plans)
 }
 
+// Register makes c a subject of the cachelab command built into your own
+// binary (cachelabtest/cli.Run), under c.Name, with its CRDs and its
+// Expect: `cachelab run --subject <c.Name> --random 20` runs it as Test
+// does, and its run lines, index and reports show a failure its Expect
+// accepts as expected, with the reason (never as a pass, nor as a plain
+// failure). Call it from main before cli.Run. A Controller without a
+// Name, or whose Expect names no invariant, is an error.
+func Register(c Controller) error {
+	if c.Name == "" {
+		return fmt.Errorf("cachelabtest.Register: the Controller needs a Name (the subject's name on the command line)")
+	}
+	if err := checkSetup(c, nil); err != nil {
+		return err
+	}
+	expect, err := c.expectations()
+	if err != nil {
+		return fmt.Errorf("cachelabtest.Register: %w", err)
+	}
+	if err := sim.ReplaceSubject(sim.SubjectInfo{Name: c.Name, Summary: "a controller registered by cachelabtest.Register",
+		CRDs: c.CRDs.served(), New: func() sim.Subject { return newSubject(c) }}); err != nil {
+		return fmt.Errorf("cachelabtest.Register: %w", err)
+	}
+	acc := map[string]string{}
+	for inv, e := range expect {
+		acc[inv] = e.Reason
+	}
+	lab.SetAccepted(c.Name, acc)
+	return nil
+}
+
 // Failure is one failed plan.
 type Failure struct {
 	// Plan is the plan that failed (for random plans, the shrunk one
@@ -253,6 +283,7 @@ func run(t *testing.T, top string, c Controller, sink *[]*Failure, plans []Plans
 	sim.PrepareClientGo()
 	out := filepath.Join("testdata", "cachelab", lab.Safe(top))
 	rep := &reporter{top: top, sink: sink, expect: expect}
+	lab.SetAccepted(name, rep.accepted())
 	defer rep.logShare(t)
 	if *planFlag != "" {
 		// A relative path is the package folder's, where go test starts

@@ -392,12 +392,20 @@ func verdictSummary(r *lab.Result) string {
 		return "did not run"
 	}
 	t := invariants.Count(r.Verdicts)
-	s := fmt.Sprintf("%d pass, %d fail, %d unknown", t.Pass, t.Fail, t.Unknown)
+	accepted := r.AcceptedFailures()
+	s := fmt.Sprintf("%d pass, %d fail", t.Pass, t.Fail-len(accepted))
+	if len(accepted) > 0 {
+		s += fmt.Sprintf(", %d expected fail", len(accepted))
+	}
+	s += fmt.Sprintf(", %d unknown", t.Unknown)
 	if t.NotApplicable > 0 {
 		s += fmt.Sprintf(", %d n/a", t.NotApplicable)
 	}
 	if why := invariants.UnknownSummary(r.Verdicts); why != "" {
 		s += " (could not judge: " + why + ")"
+	}
+	if len(accepted) > 0 {
+		s += "; expected fail: " + strings.Join(accepted, ", ")
 	}
 	if c := r.Caught(); len(c) > 0 {
 		s += "; caught as expected: " + strings.Join(c, ", ")

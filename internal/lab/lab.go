@@ -110,7 +110,9 @@ func (r *Result) Judged() bool { return r.Job.Scenario != nil }
 // "informer-synced", "quiescence", "desired"... a sound definition of
 // synced?) measure definitions, most of which the subject does not rely
 // on; outside a scenario that names them they are reported (Measured), not
-// counted. A run that failed (Err) counts as one more.
+// counted. A failure the subject's team accepts (SetAccepted) is not
+// unexpected (see AcceptedFailures). A run that failed (Err) counts as one
+// more.
 func (r *Result) Unexpected() []string {
 	var out []string
 	if r.Err != nil {
@@ -125,8 +127,9 @@ func (r *Result) Unexpected() []string {
 	if r.mutant() {
 		return out
 	}
+	acc := r.acceptedFailures()
 	for _, v := range r.Verdicts {
-		if v.Failed() {
+		if _, ok := acc[v.Invariant]; v.Failed() && !ok {
 			out = append(out, v.Invariant+": "+v.Reason)
 		}
 	}
@@ -403,6 +406,9 @@ const (
 // reportRun is the reports.Run of a result.
 func reportRun(r *Result, opt Options) reports.Run {
 	run := reports.Run{Plan: r.Job.Plan, Trace: r.Trace, Verdicts: r.Verdicts, Accepted: opt.Accepted}
+	if run.Accepted == nil && r.Job.Plan != nil {
+		run.Accepted = AcceptedFor(r.Job.Plan.Subject)
+	}
 	if opt.Replay != nil && r.Dir != "" {
 		run.ReplayCommand = opt.Replay(filepath.Join(r.Dir, PlanFile))
 	}
@@ -542,8 +548,9 @@ func expectation(r *Result) (reports.Expectation, string) {
 				what = append(what, fmt.Sprintf("%s (expected %s, got %s)", m.Invariant, m.Want, got))
 			}
 		} else {
+			acc := r.acceptedFailures()
 			for _, v := range r.Verdicts {
-				if v.Status == invariants.Fail && !IsMeasurement(v.Invariant) {
+				if _, ok := acc[v.Invariant]; v.Status == invariants.Fail && !IsMeasurement(v.Invariant) && !ok {
 					what = append(what, v.Invariant)
 				}
 			}
@@ -551,6 +558,9 @@ func expectation(r *Result) (reports.Expectation, string) {
 		return reports.Unexpected, "unexpected: " + strings.Join(what, "; ")
 	}
 	var parts []string
+	if a := r.AcceptedFailures(); len(a) > 0 {
+		parts = append(parts, "expected fail: "+strings.Join(a, ", "))
+	}
 	if c := r.Caught(); len(c) > 0 {
 		parts = append(parts, "caught: "+strings.Join(c, ", "))
 	} else if !r.Judged() && r.mutant() {
