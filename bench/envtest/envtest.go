@@ -155,8 +155,10 @@ type Measurement struct {
 	// Wall and CPU: see the package comment for what each side counts.
 	Wall, CPU time.Duration
 	// ServerCPU is the part of CPU the real server's processes used
-	// (envtest only).
-	ServerCPU time.Duration
+	// (envtest only); IdleServerCPU, what they used in an idle window
+	// after the play, scaled to its wall (their own background work and
+	// other clients', which ServerCPU includes too).
+	ServerCPU, IdleServerCPU time.Duration
 	// Steps is the number of user steps played; Failed, how many the
 	// server refused (a patch of an object the plan deleted: the same
 	// answer the lab gives); Skipped, the steps a replay cannot play
