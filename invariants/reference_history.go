@@ -15,6 +15,9 @@ import (
 //   - metadata.generation counts the spec's writes, and every
 //     observedGeneration under status (conditions' too) is compared as
 //     current or stale against it (normalizer.object);
+//   - status.collisionCount counts the hash collisions met on the path:
+//     left out (its effect, the newest revision's name, is compared
+//     through that object);
 //   - a revision number (a top-level "revision", as apps/v1
 //     ControllerRevision has, or an annotation "<prefix>/revision", as
 //     deployment.kubernetes.io/revision) numbers the rollouts a run made:

@@ -166,3 +166,27 @@ func TestMatchesReferenceLeavesOutAConditionThatRecordsATransitionTheOtherRunDid
 	stillSuspended := endState(t, conditionRun(t, "r", []any{ready, cond("Suspended", "True", "Suspended")}))
 	wantStatus(t, invariants.MatchesReference(got, stillSuspended, invariants.ReferenceOptions{}), invariants.Fail)
 }
+
+// status.collisionCount counts the hash collisions a run met on its path
+// (apps/v1: the controller salts the newest revision's name with it): a
+// run that met the old revision of a recreated owner counts 1, a run that
+// did not counts none. Its effect, the newest revision's name, is compared
+// through that object's name.
+func TestMatchesReferenceLeavesOutTheCollisionCount(t *testing.T) {
+	run := func(uidPrefix string, status map[string]any, child string) *sim.Trace {
+		b := tracebuild.New("ctrl")
+		o := b.Create("user", tracebuild.Obj{Resource: "webs", Namespace: "default", Name: "b", UID: uidPrefix + "-web"})
+		o.Status = status
+		o = b.Update("ctrl", "update/status", o)
+		b.Create("ctrl", tracebuild.Obj{Resource: "webreplicas", Namespace: "default", Name: child, UID: uidPrefix + "-rs", Owner: o.UID,
+			Replicas: tracebuild.Int(1)})
+		b.Final()
+		return b.Trace("quiet")
+	}
+	ref := endState(t, run("r", map[string]any{"collisionCount": 1, "replicas": 1}, "b-54cc869db4"))
+	v := invariants.MatchesReference(run("f", map[string]any{"replicas": 1}, "b-54cc869db4"), ref, invariants.ReferenceOptions{})
+	wantStatus(t, v, invariants.Pass)
+	// A newest revision named otherwise is still a difference.
+	v = invariants.MatchesReference(run("f", map[string]any{"replicas": 1}, "b-7d49cf6f8f"), ref, invariants.ReferenceOptions{})
+	wantStatus(t, v, invariants.Fail)
+}
