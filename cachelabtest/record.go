@@ -286,7 +286,7 @@ func (h *recordedHandler) OnDelete(obj any) {
 
 // turn waits for the turn of the call rec describes.
 func (h *recordedHandler) turn(rec sim.Record) {
-	h.r.turn("handler "+h.name+" "+rec.EventType, identity{Namespace: rec.Namespace, Name: rec.Name}.key())
+	h.r.turn("handler "+h.name, rec.EventType+" "+identity{Namespace: rec.Namespace, Name: rec.Name}.key())
 }
 
 func (h *recordedHandler) event(eventType string, obj any) sim.Record {

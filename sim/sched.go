@@ -656,6 +656,18 @@ func ScheduleDigest(keys []string) string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
+// ScheduleKeys returns a delivery schedule's keys without the objects of
+// the subject's turns ("turn x handler pods #3 @ADDED default/a" becomes
+// "turn x handler pods #3"): what the scheduler decides, without the order
+// in which client-go handed a batch out.
+func ScheduleKeys(schedule []string) []string {
+	out := make([]string, len(schedule))
+	for i, e := range schedule {
+		out[i], _ = splitEntry(e)
+	}
+	return out
+}
+
 // DiffDeliverySchedules says where two delivery schedules first differ
 // ("" if they are the same).
 func DiffDeliverySchedules(a, b []string) string {

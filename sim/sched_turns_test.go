@@ -2,7 +2,6 @@ package sim_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -35,7 +34,7 @@ func (turnTaker) Start(ctx context.Context, env sim.Env) error {
 	inf := cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, 0, cache.Indexers{})
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
 		key, _ := cache.MetaNamespaceKeyFunc(obj)
-		turn("handler configmaps ADDED", key)
+		turn("handler configmaps", "ADDED "+key)
 		env.Rec.Record(sim.Record{Kind: sim.RecHandler, Handler: "configmaps", EventType: "ADDED", Key: key})
 		q.Add(key)
 		env.Rec.Record(sim.Record{Kind: sim.RecNote, Key: key, Detail: "queued"})
@@ -67,8 +66,15 @@ var registerTurnTaker = sync.OnceFunc(func() {
 
 // turnsPlan starts test/turns with three ConfigMaps: its informer's
 // WatchList hands them to the handler in client-go's map order.
-func turnsPlan() *sim.Plan {
-	return &sim.Plan{Version: 1, Seed: 1, Subject: "test/turns", Objects: []json.RawMessage{cm("a"), cm("b"), cm("c")}, Steps: []sim.Step{}}
+func turnsPlan() *sim.Plan { return turnsPlanOf("a", "b", "c") }
+
+// turnsPlanOf starts test/turns with ConfigMaps of these names.
+func turnsPlanOf(names ...string) *sim.Plan {
+	p := &sim.Plan{Version: 1, Seed: 1, Subject: "test/turns", Steps: []sim.Step{}}
+	for _, n := range names {
+		p.Objects = append(p.Objects, cm(n))
+	}
+	return p
 }
 
 // subjectRecords returns the subject's handler, queue and note records as
@@ -141,14 +147,16 @@ func TestAWorkerAndAHandlerWokenByOneReleaseRunInThePlansOrder(t *testing.T) {
 }
 
 // A replay that enforces a recorded schedule is started over when
-// client-go hands the WatchList's three objects to the handler in another
+// client-go hands the WatchList's eight objects to the handler in another
 // order than the recorded run's (Go's map order): every replay follows the
 // recording to the end, records the same as it, and says how many attempts
-// it took.
+// it took. A Go map of up to eight entries is iterated from a random one of
+// its eight slots, so a given order of eight recurs in 1 of 8 attempts.
 func TestAReplayStartsOverUntilClientGosOrderRecurs(t *testing.T) {
 	registerTurnTaker()
-	recorded := run(t, turnsPlan())
-	q := turnsPlan()
+	plan := func() *sim.Plan { return turnsPlanOf("a", "b", "c", "d", "e", "f", "g", "h") }
+	recorded := run(t, plan())
+	q := plan()
 	q.Schedule = recorded.Schedule
 	restarted := 0
 	var attempts []int
@@ -177,7 +185,7 @@ func TestAReplayStartsOverUntilClientGosOrderRecurs(t *testing.T) {
 			}
 		}
 	}
-	// Three objects: a replay gets the recorded order with chance 1/3.
+	// Eight objects: a replay gets the recorded order with chance 1/8.
 	if restarted == 0 {
 		t.Fatalf("no replay of 10 had to start over (attempts %v): the handler's order is not in the schedule", attempts)
 	}
@@ -194,7 +202,7 @@ func TestAReplayThatCannotFollowItsScheduleSaysSo(t *testing.T) {
 	recorded := run(t, turnsPlan())
 	q := turnsPlan()
 	k := slices.IndexFunc(recorded.Schedule, func(s string) bool { return strings.HasPrefix(s, "turn ") })
-	q.Schedule = append(slices.Clip(recorded.Schedule[:k]), "turn test/turns handler configmaps ADDED #1 @default/nobody")
+	q.Schedule = append(slices.Clip(recorded.Schedule[:k]), "turn test/turns handler configmaps #1 @ADDED default/nobody")
 	tr := run(t, q)
 	if !tr.Diverged || tr.Attempts != 3 || len(tr.Divergences) != 3 {
 		t.Fatalf("diverged %v after %d attempts, divergences %q; want diverged after 3", tr.Diverged, tr.Attempts, tr.Divergences)

@@ -76,16 +76,18 @@ type Env struct {
 	// Turn, when set, waits for the run's turn before the subject does
 	// what says, to object, and returns when it is given (or when ctx
 	// ends). The recording wrappers call it before a handler call
-	// ("handler pods ADDED", "default/a") and after a workqueue's Get
+	// ("handler pods", "ADDED default/a") and after a workqueue's Get
 	// ("get", "default/a"), so that a worker and a handler woken by one
 	// release run, and record, one at a time in the order the plan decides
 	// (the canonical order of their names, or the plan's Schedule), the
 	// same in every run. what names the turn in the run's schedule ("turn
 	// <subject> <what> #n": the n-th such turn) and should say what the
 	// turn is about, not which goroutine takes it (two workers of one
-	// queue take the same turns); object is written beside it ("... #n
-	// @default/a"), so that a replay knows when client-go handed the
-	// objects out in another order than the recorded run. Outside the sim,
+	// queue take the same turns), nor anything that follows client-go's
+	// order (an object, an event type); object says that, and is written
+	// beside the key ("... #n @ADDED default/a"), so that a replay knows
+	// when client-go handed a batch out in another order than the recorded
+	// run, while the keys stay the same. Outside the sim,
 	// or in a run made without the scheduler, Turn is nil.
 	Turn func(ctx context.Context, what, object string)
 	// Metrics, when set, collects client-go's own metrics into the trace

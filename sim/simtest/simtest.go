@@ -54,6 +54,16 @@ type Subject struct {
 	informer cache.SharedIndexInformer
 	queue    workqueue.TypedRateLimitingInterface[cache.ObjectName]
 	dyn      dynamic.Interface
+	// ctx is the process's context, for its turns (Env.Turn).
+	ctx context.Context
+}
+
+// turn takes the run's turn before a handler call or a worker's Get is
+// recorded, as the lab's recording wrappers do (sim.Env.Turn).
+func (s *Subject) turn(what, object string) {
+	if s.env.Turn != nil {
+		s.env.Turn(s.ctx, what, object)
+	}
 }
 
 var (
@@ -84,7 +94,7 @@ func (s *Subject) Start(ctx context.Context, env sim.Env) error {
 	if !ok {
 		return fmt.Errorf("simtest: parameter resource=%q: want configmaps, pods or secrets", res)
 	}
-	s.env, s.gvr, s.label, s.dyn = env, gvr, env.Params["label"], env.Dynamic
+	s.env, s.gvr, s.label, s.dyn, s.ctx = env, gvr, env.Params["label"], env.Dynamic, ctx
 	lw, ok := env.ListerWatcher(gvr, "").(cache.ListerWatcher)
 	if !ok {
 		return fmt.Errorf("simtest: Env.ListerWatcher does not implement cache.ListerWatcher")
@@ -152,8 +162,9 @@ func (s *Subject) handled(typ watch.EventType, obj, old any, initial bool) {
 			rec.OldRV, _ = strconv.ParseInt(m.GetResourceVersion(), 10, 64)
 		}
 	}
-	s.env.Rec.Record(rec)
 	key := cache.ObjectName{Namespace: rec.Namespace, Name: rec.Name}
+	s.turn("handler", string(typ)+" "+key.String())
+	s.env.Rec.Record(rec)
 	s.queue.Add(key)
 	s.env.Rec.Record(sim.Record{Kind: sim.RecQueue, Op: "add", Key: key.String()})
 }
@@ -165,6 +176,7 @@ func (s *Subject) processNext(ctx context.Context) bool {
 		return false
 	}
 	k := key.String()
+	s.turn("get", k)
 	defer func() {
 		s.queue.Done(key)
 		s.env.Rec.Record(sim.Record{Kind: sim.RecQueue, Op: "done", Key: k})

@@ -27,7 +27,7 @@ type handlerFuncs struct {
 // re-checks the sync signals.
 func (c *Controller) recordingHandler(resource string, fns handlerFuncs) cache.ResourceEventHandler {
 	call := func(r sim.Record, fn func()) {
-		c.rec.turn("handler "+resource+" "+r.EventType, r.Namespace+"/"+r.Name)
+		c.rec.turn("handler "+resource, r.EventType+" "+r.Namespace+"/"+r.Name)
 		c.rec.record(r)
 		defer c.signals.event()
 		defer func() {
