@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -158,5 +160,36 @@ func TestHuntFindsAPlantedIntermediateStateBug(t *testing.T) {
 		var b strings.Builder
 		rep.WriteTable(&b)
 		t.Errorf("failures per class %v, want intermediate-state only:\n%s", failed, b.String())
+	}
+}
+
+// A targeted run in which a user step fails only there (the competitor's
+// label on a-copy, refused NotFound: a slow first sync kept the copy from
+// being made yet) is judged against a reference without that step, as
+// Test judges it: the controller did nothing wrong, and the campaign
+// passes. Before, hunt compared it with the workload's whole reference
+// (the label there), and matches-reference failed.
+func TestHuntJudgesAUserStepThatFailedOnlyInTheTargetedRunAsTestDoes(t *testing.T) {
+	w := configMapWorkload()
+	w.Steps = append(w.Steps[:1], sim.Step{At: sim.Duration(1500 * time.Millisecond), Actor: "competitor", Op: "patch", Resource: "configmaps",
+		Namespace: "default", Name: "a-copy", Patch: json.RawMessage(`{"metadata":{"labels":{"team":"t2"}}}`)})
+	out := t.TempDir()
+	rep := cachelabtest.Hunt(t, clientGo("", false), cachelabtest.HuntOptions{Out: out, Classes: []string{scenarios.ClassRequest}}, false, w)
+	// Not vacuous: in the slow-sync plan the competitor's patch failed.
+	var slow string
+	for _, r := range rep.Rows {
+		if strings.Contains(r.Plan.Name, "-request-slowsync-configmaps") {
+			slow = r.Dir
+		}
+	}
+	if slow == "" {
+		t.Fatalf("no slow-first-sync plan of configmaps generated")
+	}
+	trace, err := os.ReadFile(filepath.Join(slow, "trace.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(trace), "step failed") {
+		t.Errorf("the competitor's patch did not fail in %s: the test shows nothing", slow)
 	}
 }
