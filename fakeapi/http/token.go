@@ -24,7 +24,9 @@ var tokenRequestKind = &metav1.GroupVersionKind{Group: "authentication.k8s.io", 
 func (h *handler) serveToken(w nethttp.ResponseWriter, req *request) {
 	r := req.r
 	if r.Method != nethttp.MethodPost {
-		h.writeError(w, r, apierrors.NewMethodNotSupported(serviceAccountsGVR.GroupResource(), r.Method))
+		// As kube-apiserver answers a verb a subresource lacks: no details.
+		h.writeError(w, r, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: nethttp.StatusMethodNotAllowed,
+			Reason: metav1.StatusReasonMethodNotAllowed, Message: "the server does not allow this method on the requested resource"}})
 		return
 	}
 	body, err := readBody(r)

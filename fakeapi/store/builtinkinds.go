@@ -749,6 +749,23 @@ func defaultScalingRules(r *autoscalingv2.HPAScalingRules, window int32, policie
 var hpaMetricTypes = []autoscalingv2.MetricSourceType{autoscalingv2.ObjectMetricSourceType, autoscalingv2.PodsMetricSourceType,
 	autoscalingv2.ResourceMetricSourceType, autoscalingv2.ContainerResourceMetricSourceType, autoscalingv2.ExternalMetricSourceType}
 
+// metricSourceField is the field of each metric type's source.
+var metricSourceField = map[autoscalingv2.MetricSourceType]string{
+	autoscalingv2.ObjectMetricSourceType: "object", autoscalingv2.PodsMetricSourceType: "pods", autoscalingv2.ResourceMetricSourceType: "resource",
+	autoscalingv2.ContainerResourceMetricSourceType: "containerResource", autoscalingv2.ExternalMetricSourceType: "external",
+}
+
+// scalesToZero: an HPA may have minReplicas 0 with an Object or
+// External metric.
+func scalesToZero(h *autoscalingv2.HorizontalPodAutoscaler) bool {
+	for _, m := range h.Spec.Metrics {
+		if m.Type == autoscalingv2.ObjectMetricSourceType || m.Type == autoscalingv2.ExternalMetricSourceType {
+			return true
+		}
+	}
+	return false
+}
+
 // validateHPA is ValidateHorizontalPodAutoscalerSpec's required fields
 // (minReplicas at least 1, maxReplicas at least 1 and minReplicas, a
 // scaleTargetRef with kind and name, each metric with a supported type and
@@ -756,8 +773,11 @@ var hpaMetricTypes = []autoscalingv2.MetricSourceType{autoscalingv2.ObjectMetric
 func validateHPA(h *autoscalingv2.HorizontalPodAutoscaler) field.ErrorList {
 	var errs field.ErrorList
 	sp := field.NewPath("spec")
-	if m := h.Spec.MinReplicas; m != nil && *m < 1 {
-		errs = append(errs, field.Invalid(sp.Child("minReplicas"), *m, "must be greater than or equal to 1"))
+	if m := h.Spec.MinReplicas; m != nil && *m < 0 {
+		errs = append(errs, field.Invalid(sp.Child("minReplicas"), *m, "must be greater than or equal to 0"))
+	} else if m != nil && *m == 0 && !scalesToZero(h) {
+		// HPAScaleToZero: zero only with an Object or External metric.
+		errs = append(errs, field.Forbidden(sp.Child("metrics"), "must specify at least one Object or External metric to support scaling to zero replicas"))
 	}
 	if h.Spec.MaxReplicas < 1 {
 		errs = append(errs, field.Invalid(sp.Child("maxReplicas"), h.Spec.MaxReplicas, "must be greater than 0"))
@@ -794,7 +814,7 @@ func validateHPA(h *autoscalingv2.HorizontalPodAutoscaler) field.ErrorList {
 		case !contains(hpaMetricTypes, m.Type):
 			errs = append(errs, field.NotSupported(mp.Child("type"), m.Type, hpaMetricTypes))
 		case set == 0:
-			errs = append(errs, field.Required(mp, "must populate information for the given metric source"))
+			errs = append(errs, field.Required(mp.Child(metricSourceField[m.Type]), "must populate information for the given metric source"))
 		case set > 1:
 			errs = append(errs, field.Forbidden(mp, "must populate information for only one metric source"))
 		}

@@ -185,7 +185,7 @@ func (s *Store) allocateServiceFields(key string, svc, old *corev1.Service) fiel
 		spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
 	}
 	a := s.allocations()
-	ipsPath := field.NewPath("spec", "clusterIPs").Index(0)
+	ipsPath := field.NewPath("spec", "clusterIPs")
 	switch {
 	case spec.ClusterIP == "" && len(spec.ClusterIPs) > 0:
 		spec.ClusterIP = spec.ClusterIPs[0]
@@ -241,6 +241,8 @@ func (s *Store) allocateServiceFields(key string, svc, old *corev1.Service) fiel
 					}
 					p.NodePort = port
 				}
+			case taken[p.NodePort] && !samePortNumber(spec.Ports[:i], p):
+				errs = append(errs, field.Invalid(path, p.NodePort, "provided port is already allocated"))
 			case p.NodePort == 0, slices.Contains(oldPorts, p.NodePort), taken[p.NodePort]:
 			case p.NodePort < nodePortLow || p.NodePort > nodePortHigh:
 				errs = append(errs, field.Invalid(path, p.NodePort, fmt.Sprintf("provided port is not in the valid range. The range of valid ports is %d-%d", nodePortLow, nodePortHigh)))
@@ -256,6 +258,17 @@ func (s *Store) allocateServiceFields(key string, svc, old *corev1.Service) fiel
 		}
 	}
 	return errs
+}
+
+// samePortNumber: an earlier port of the Service with p's number and its
+// node port (TCP and UDP of one port share a node port).
+func samePortNumber(earlier []corev1.ServicePort, p *corev1.ServicePort) bool {
+	for _, e := range earlier {
+		if e.Port == p.Port && e.NodePort == p.NodePort {
+			return true
+		}
+	}
+	return false
 }
 
 // nextFreeIP is the lowest free address above the static band.

@@ -37,9 +37,9 @@ func TestServiceAllocatorsGiveReleaseAndRefuse(t *testing.T) {
 	}
 	_, _, err := s.Create(coreServices, "ns", svc("c", "", a.Spec.ClusterIP, 0), metav1.CreateOptions{})
 	assertStatus(t, err, 422, metav1.StatusReasonInvalid)
-	assertCause(t, err, "spec.clusterIPs[0]")
+	assertCause(t, err, "spec.clusterIPs")
 	_, _, err = s.Create(coreServices, "ns", svc("c", "", "10.1.0.5", 0), metav1.CreateOptions{})
-	assertCause(t, err, "spec.clusterIPs[0]")
+	assertCause(t, err, "spec.clusterIPs")
 
 	np := mustCreate(t, s, coreServices, "ns", svc("np", corev1.ServiceTypeNodePort, "", 0)).(*corev1.Service)
 	if p := np.Spec.Ports[0].NodePort; p < nodePortLow || p > nodePortHigh || np.Spec.ExternalTrafficPolicy != corev1.ServiceExternalTrafficPolicyCluster {

@@ -67,11 +67,11 @@ func (s *Store) CreateToken(ns, name string, tr *authenticationv1.TokenRequest) 
 		errs = append(errs, field.NotSupported(field.NewPath("spec", "boundObjectRef", "kind"), b.Kind, []string{"Pod", "Secret", "Node"}))
 	}
 	if len(errs) > 0 {
-		return nil, apierrors.NewInvalid(authenticationv1.SchemeGroupVersion.WithKind("TokenRequest").GroupKind(), name, errs)
+		return nil, apierrors.NewInvalid(authenticationv1.SchemeGroupVersion.WithKind("TokenRequest").GroupKind(), tr.Name, errs)
 	}
 	now := s.now()
 	expires := metav1.NewTime(now.Add(time.Duration(*out.Spec.ExpirationSeconds) * time.Second))
-	out.ObjectMeta = metav1.ObjectMeta{Name: name, Namespace: ns, CreationTimestamp: now}
+	out.ObjectMeta = metav1.ObjectMeta{Name: name, Namespace: ns, UID: sa.UID, CreationTimestamp: now}
 	out.Status = authenticationv1.TokenRequestStatus{Token: unsignedJWT(sa, out.Spec.Audiences, now.Time, expires.Time), ExpirationTimestamp: expires}
 	return out, nil
 }

@@ -301,7 +301,7 @@ func init() {
 				set["spec.unschedulable"] = boolString(obj.(*corev1.Node).Spec.Unschedulable)
 			},
 		}},
-		builtin{gvk: corev1.SchemeGroupVersion.WithKind("Service"), namespaced: true, hasStatus: true, rules: kindRules{
+		builtin{gvk: corev1.SchemeGroupVersion.WithKind("Service"), namespaced: true, hasStatus: true, returnDeleted: true, rules: kindRules{
 			nameFn: apivalidation.NameIsDNSLabel, // RelaxedServiceNameValidation, on in v1.37
 			fields: func(obj runtime.Object, set fields.Set) {
 				set["spec.clusterIP"] = obj.(*corev1.Service).Spec.ClusterIP

@@ -5,6 +5,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -23,13 +24,15 @@ type replicaStatus struct {
 	observedGeneration                                         int64
 	collisionCount                                             *int32
 	others                                                     map[string]int32
+	// capped names the counts the kind checks against replicas.
+	capped []string
 }
 
 // validateReplicaStatus is ValidateDeploymentStatus /
 // ValidateReplicaSetStatus / ValidateStatefulSetStatus: non-negative
 // counts, and no count of ready, available, updated, current or fully
 // labeled replicas above replicas (available not above ready).
-func validateReplicaStatus(st replicaStatus, updatedOrCurrentCap bool) field.ErrorList {
+func validateReplicaStatus(st replicaStatus) field.ErrorList {
 	var errs field.ErrorList
 	sp := field.NewPath("status")
 	errs = append(errs, nonNegative(sp.Child("observedGeneration"), st.observedGeneration)...)
@@ -46,25 +49,15 @@ func validateReplicaStatus(st replicaStatus, updatedOrCurrentCap bool) field.Err
 		errs = append(errs, nonNegative(sp.Child("collisionCount"), int64(*st.collisionCount))...)
 	}
 	msg := "cannot be greater than status.replicas"
-	if st.ready > st.replicas {
-		errs = append(errs, field.Invalid(sp.Child("readyReplicas"), st.ready, msg))
-	}
-	if st.available > st.replicas {
-		errs = append(errs, field.Invalid(sp.Child("availableReplicas"), st.available, msg))
+	counts := map[string]int32{"readyReplicas": st.ready, "availableReplicas": st.available, "updatedReplicas": st.updated,
+		"currentReplicas": st.current, "fullyLabeledReplicas": st.fullyLabeled}
+	for _, name := range st.capped {
+		if counts[name] > st.replicas {
+			errs = append(errs, field.Invalid(sp.Child(name), counts[name], msg))
+		}
 	}
 	if st.available > st.ready {
 		errs = append(errs, field.Invalid(sp.Child("availableReplicas"), st.available, "cannot be greater than readyReplicas"))
-	}
-	if st.fullyLabeled > st.replicas {
-		errs = append(errs, field.Invalid(sp.Child("fullyLabeledReplicas"), st.fullyLabeled, msg))
-	}
-	if updatedOrCurrentCap {
-		if st.updated > st.replicas {
-			errs = append(errs, field.Invalid(sp.Child("updatedReplicas"), st.updated, msg))
-		}
-		if st.current > st.replicas {
-			errs = append(errs, field.Invalid(sp.Child("currentReplicas"), st.current, msg))
-		}
 	}
 	return errs
 }
@@ -108,7 +101,8 @@ func validateDeploymentMore(d *appsv1.Deployment) field.ErrorList {
 	}
 	s := d.Status
 	errs = append(errs, validateReplicaStatus(replicaStatus{replicas: s.Replicas, ready: s.ReadyReplicas, available: s.AvailableReplicas, updated: s.UpdatedReplicas,
-		observedGeneration: s.ObservedGeneration, collisionCount: s.CollisionCount, others: map[string]int32{"unavailableReplicas": s.UnavailableReplicas}}, true)...)
+		observedGeneration: s.ObservedGeneration, collisionCount: s.CollisionCount, others: map[string]int32{"unavailableReplicas": s.UnavailableReplicas},
+		capped: []string{"updatedReplicas", "readyReplicas", "availableReplicas"}})...)
 	return errs
 }
 
@@ -118,13 +112,9 @@ func validateIntOrPercent(v *intstr.IntOrString, p *field.Path, at100 bool) fiel
 	if v == nil {
 		return nil
 	}
-	errs := validatePositiveIntOrPercent(*v, p)
-	if at100 && v.Type == intstr.String {
-		if n, err := intstr.GetScaledValueFromIntOrPercent(v, 100, false); err == nil && n > 100 {
-			errs = append(errs, field.Invalid(p, v.String(), "must not be greater than 100%"))
-		}
-	}
-	return errs
+	// validatePositiveIntOrPercent refuses a percentage above 100% too.
+	_ = at100
+	return validatePositiveIntOrPercent(*v, p)
 }
 
 func isZero(v *intstr.IntOrString) bool {
@@ -139,7 +129,7 @@ func isZero(v *intstr.IntOrString) bool {
 func validateReplicaSetStatus(rs *appsv1.ReplicaSet) field.ErrorList {
 	s := rs.Status
 	return validateReplicaStatus(replicaStatus{replicas: s.Replicas, ready: s.ReadyReplicas, available: s.AvailableReplicas, fullyLabeled: s.FullyLabeledReplicas,
-		observedGeneration: s.ObservedGeneration}, false)
+		observedGeneration: s.ObservedGeneration, capped: []string{"fullyLabeledReplicas", "readyReplicas", "availableReplicas"}})
 }
 
 // validateStatefulSetMore is ValidateStatefulSetSpec's pod management
@@ -178,7 +168,8 @@ func validateStatefulSetMore(s *appsv1.StatefulSet) field.ErrorList {
 	}
 	st := s.Status
 	errs = append(errs, validateReplicaStatus(replicaStatus{replicas: st.Replicas, ready: st.ReadyReplicas, available: st.AvailableReplicas, updated: st.UpdatedReplicas,
-		current: st.CurrentReplicas, observedGeneration: st.ObservedGeneration, collisionCount: st.CollisionCount}, true)...)
+		current: st.CurrentReplicas, observedGeneration: st.ObservedGeneration, collisionCount: st.CollisionCount,
+		capped: []string{"readyReplicas", "currentReplicas", "updatedReplicas", "availableReplicas"}})...)
 	return errs
 }
 
@@ -186,7 +177,9 @@ func validateStatefulSetMore(s *appsv1.StatefulSet) field.ErrorList {
 // templates (SetDefaults_PersistentVolumeClaim on each).
 func defaultClaimTemplates(s *appsv1.StatefulSet) {
 	for i := range s.Spec.VolumeClaimTemplates {
-		defaultPVC(&s.Spec.VolumeClaimTemplates[i])
+		c := &s.Spec.VolumeClaimTemplates[i]
+		c.APIVersion, c.Kind = "v1", "PersistentVolumeClaim"
+		defaultPVC(c)
 	}
 }
 
@@ -200,8 +193,18 @@ func validateStatefulSetUpdate(s, old *appsv1.StatefulSet) field.ErrorList {
 	restore.UpdateStrategy, restore.RevisionHistoryLimit = s.Spec.UpdateStrategy, s.Spec.RevisionHistoryLimit
 	restore.PersistentVolumeClaimRetentionPolicy, restore.MinReadySeconds = s.Spec.PersistentVolumeClaimRetentionPolicy, s.Spec.MinReadySeconds
 	restore.Selector = s.Spec.Selector // reported above
+	spec := field.NewPath("spec")
+	immutable := func(name string, a, b any) {
+		if !apiequality.Semantic.DeepEqual(a, b) {
+			errs = append(errs, field.Invalid(spec.Child(name), a, "field is immutable"))
+		}
+	}
+	immutable("serviceName", s.Spec.ServiceName, old.Spec.ServiceName)
+	immutable("podManagementPolicy", s.Spec.PodManagementPolicy, old.Spec.PodManagementPolicy)
+	immutable("volumeClaimTemplates", s.Spec.VolumeClaimTemplates, old.Spec.VolumeClaimTemplates)
+	restore.ServiceName, restore.PodManagementPolicy, restore.VolumeClaimTemplates = s.Spec.ServiceName, s.Spec.PodManagementPolicy, s.Spec.VolumeClaimTemplates
 	if !apiequality.Semantic.DeepEqual(restore, &s.Spec) {
-		errs = append(errs, field.Forbidden(field.NewPath("spec"), "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"))
+		errs = append(errs, field.Forbidden(spec, "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"))
 	}
 	return errs
 }
@@ -228,11 +231,11 @@ func validateDaemonSetMore(d *appsv1.DaemonSet) field.ErrorList {
 			errs = append(errs, validateIntOrPercent(ru.MaxUnavailable, rp.Child("maxUnavailable"), true)...)
 			errs = append(errs, validateIntOrPercent(ru.MaxSurge, rp.Child("maxSurge"), false)...)
 			if isZero(ru.MaxUnavailable) && isZero(ru.MaxSurge) {
-				errs = append(errs, field.Invalid(rp.Child("maxUnavailable"), ru.MaxUnavailable.String(), "may not be 0 when `maxSurge` is 0"))
+				errs = append(errs, field.Required(rp.Child("maxUnavailable"), "cannot be 0 when maxSurge is 0"))
 			}
 		}
 	default:
-		errs = append(errs, field.NotSupported(p.Child("type"), us.Type, []string{"OnDelete", "RollingUpdate"}))
+		errs = append(errs, field.NotSupported(p, us.Type, []string{"OnDelete", "RollingUpdate"}))
 	}
 	s, sp := d.Status, field.NewPath("status")
 	for name, v := range map[string]int32{"currentNumberScheduled": s.CurrentNumberScheduled, "numberMisscheduled": s.NumberMisscheduled,
@@ -258,14 +261,22 @@ func validateJobMore(j *batchv1.Job) field.ErrorList {
 	if j.Spec.BackoffLimit != nil {
 		errs = append(errs, nonNegative(spec.Child("backoffLimit"), int64(*j.Spec.BackoffLimit))...)
 	}
-	if d := j.Spec.ActiveDeadlineSeconds; d != nil && *d <= 0 {
-		errs = append(errs, field.Invalid(spec.Child("activeDeadlineSeconds"), *d, "must be greater than 0"))
+	if d := j.Spec.ActiveDeadlineSeconds; d != nil {
+		errs = append(errs, nonNegative(spec.Child("activeDeadlineSeconds"), *d)...)
 	}
 	if m := j.Spec.CompletionMode; m != nil && *m == batchv1.IndexedCompletion && j.Spec.Completions == nil {
 		errs = append(errs, field.Required(spec.Child("completions"), "when completion mode is Indexed"))
 	}
-	if j.Spec.ManualSelector != nil && *j.Spec.ManualSelector && j.Spec.Selector == nil {
-		errs = append(errs, field.Required(spec.Child("selector"), ""))
+	manual := j.Spec.ManualSelector != nil && *j.Spec.ManualSelector
+	switch {
+	case manual && j.Spec.Selector == nil:
+		// A nil selector matches no template labels either.
+		errs = append(errs, field.Required(spec.Child("selector"), ""),
+			field.Invalid(spec.Child("template", "metadata", "labels"), j.Spec.Template.Labels, "`selector` does not match template `labels`"))
+	case !manual && j.Spec.Selector != nil && !generatedSelector(j.Spec.Selector):
+		// ValidateGeneratedSelector: without manualSelector the selector
+		// is the generated one (controller-uid only).
+		errs = append(errs, field.Invalid(spec.Child("selector"), j.Spec.Selector, "`selector` not auto-generated"))
 	}
 	s, sp := j.Status, field.NewPath("status")
 	for name, v := range map[string]int32{"active": s.Active, "succeeded": s.Succeeded, "failed": s.Failed} {
@@ -278,6 +289,19 @@ func validateJobMore(j *batchv1.Job) field.ErrorList {
 		errs = append(errs, nonNegative(sp.Child("terminating"), int64(*s.Terminating))...)
 	}
 	return errs
+}
+
+// generatedSelector: a selector of the job's controller-uid label only.
+func generatedSelector(sel *metav1.LabelSelector) bool {
+	if len(sel.MatchExpressions) > 0 {
+		return false
+	}
+	for k := range sel.MatchLabels {
+		if k != batchv1.ControllerUidLabel && k != "controller-uid" {
+			return false
+		}
+	}
+	return true
 }
 
 // validateJobTemplateUpdate is ValidateJobSpecUpdate's immutable

@@ -205,6 +205,11 @@ func (s *Store) create(r *resState, ns string, obj runtime.Object, opts metav1.C
 			return nil, nil, err
 		}
 	}
+	// The handler's field manager records the create before the REST
+	// allocates (allocated values belong to no manager).
+	if managed == nil {
+		s.trackCreate(r, o, opts.FieldManager)
+	}
 	if r.rules.allocate != nil {
 		if err := r.rules.allocate(s, o, nil); err != nil {
 			return nil, nil, err
@@ -237,9 +242,6 @@ func (s *Store) create(r *resState, ns string, obj runtime.Object, opts metav1.C
 	m.SetUID(s.newUID())
 	if r.rules.withUID != nil && r.strategy == nil {
 		r.rules.withUID(o)
-	}
-	if managed == nil {
-		s.trackCreate(r, o, opts.FieldManager)
 	}
 	if len(opts.DryRun) > 0 {
 		return o, nil, nil // what would be stored, without a resourceVersion
@@ -379,11 +381,6 @@ func (s *Store) updateManaged(r *resState, key string, o, old runtime.Object, su
 	} else if r.rules.defaults != nil {
 		r.rules.defaults(o)
 	}
-	if r.rules.allocate != nil && sub == "" {
-		if err := r.rules.allocate(s, o, old); err != nil {
-			return nil, nil, err
-		}
-	}
 	// rest.BeforeUpdate and the strategies' PrepareForUpdate.
 	m.SetGeneration(oldM.GetGeneration())
 	if sub == "status" && r.typed {
@@ -422,6 +419,13 @@ func (s *Store) updateManaged(r *resState, key string, o, old runtime.Object, su
 			trackSub = s.trackSub
 		}
 		s.trackUpdate(r, old, o, trackSub, s.manager)
+	}
+	// The service REST's allocator runs after the handler's field manager
+	// has recorded the request: what it allocates belongs to no manager.
+	if r.rules.allocate != nil && sub == "" {
+		if err := r.rules.allocate(s, o, old); err != nil {
+			return nil, nil, err
+		}
 	}
 	var errs field.ErrorList
 	if r.strategy != nil {
