@@ -36,16 +36,63 @@ func Run(tb testing.TB, p *Plan) (*Trace, error) { return runInNewBubble(tb, p, 
 // runInNewBubble is Run with the run's context marked by mark, if not nil
 // (Explore's runs record their choice points).
 func runInNewBubble(tb testing.TB, p *Plan, mark func(context.Context) context.Context) (*Trace, error) {
-	var tr *Trace
-	err := errors.New("sim: the run's bubble failed before the run returned")
-	Bubble(tb, func(t *testing.T) {
-		ctx := t.Context()
-		if mark != nil {
-			ctx = mark(ctx)
-		}
-		tr, err = RunInBubble(ctx, p)
+	return RunAttempts(p, func(attempt func(ctx context.Context)) error {
+		Bubble(tb, func(t *testing.T) {
+			ctx := t.Context()
+			if mark != nil {
+				ctx = mark(ctx)
+			}
+			attempt(ctx)
+		})
+		return nil
 	})
-	return tr, err
+}
+
+// attemptKey marks the context of one attempt of a run (RunAttempts).
+type attemptKey struct{}
+
+// attemptInfo is the attempt a context runs, of how many.
+type attemptInfo struct{ n, of int }
+
+// RunAttempts runs plan p as RunInBubble does, each attempt in a new
+// bubble that bubble makes (calling attempt inside it with the bubble's
+// context, and returning an error if the bubble failed after it), and
+// returns the last attempt's trace. A plan without a Schedule runs once.
+// A plan with one is started over, in a new bubble, from the turn where it
+// could not follow its Schedule, up to ReplayAttempts times (see
+// RunInBubble): each attempt starts at the bubble's first instant, as the
+// recorded run did, so that what client-go derives from the clock (an
+// Event's name) is the same in every attempt.
+func RunAttempts(p *Plan, bubble func(attempt func(ctx context.Context)) error) (*Trace, error) {
+	attempts := 1
+	if p != nil && len(p.Schedule) > 0 {
+		attempts = max(ReplayAttempts, 1)
+	}
+	var divergences []string
+	for n := 1; ; n++ {
+		var tr *Trace
+		err := errors.New("sim: the run's bubble failed before the run returned")
+		var aborted string
+		berr := bubble(func(ctx context.Context) {
+			ctx = context.WithValue(ctx, attemptKey{}, attemptInfo{n, attempts})
+			tr, err = RunInBubble(ctx, p)
+			if tr != nil && tr.Outcome != "" && strings.HasPrefix(tr.Outcome, "diverged: ") && n < attempts {
+				aborted = strings.TrimPrefix(tr.Outcome, "diverged: ")
+			}
+		})
+		if aborted != "" && berr == nil {
+			divergences = append(divergences, fmt.Sprintf("attempt %d: %s", n, aborted))
+			continue
+		}
+		if tr != nil {
+			tr.Attempts = n
+			tr.Divergences = append(divergences, tr.Divergences...)
+		}
+		if berr != nil && err == nil {
+			err = berr
+		}
+		return tr, err
+	}
 }
 
 // Bubble runs f inside a new synctest bubble. synctest.Test needs a
@@ -125,38 +172,33 @@ func RunInBubble(ctx context.Context, p *Plan) (*Trace, error) {
 		return fail(fmt.Errorf("sim: unknown subject %q (known: %s)", plan.Subject, strings.Join(names, ", ")))
 	}
 	PrepareClientGo()
-	attempts := 1
-	if len(plan.Schedule) > 0 {
-		attempts = max(ReplayAttempts, 1)
+	seedClientGo(plan.Seed)
+	r := newRun(ctx, plan, info)
+	defer r.shutdown()
+	// An attempt of RunAttempts that is not the last stops where it
+	// cannot follow the plan's Schedule (outcome "diverged: ..."), to be
+	// started over; the last, or a run made here directly, goes on in the
+	// canonical order from there, and says so.
+	at, _ := ctx.Value(attemptKey{}).(attemptInfo)
+	r.sched.abortOnDivergence = at.n < at.of
+	tr2, err := r.play()
+	if err != nil && r.sched.aborted() == "" {
+		tr2.Outcome = "error: " + err.Error()
 	}
-	var divergences []string
-	for attempt := 1; ; attempt++ {
-		seedClientGo(plan.Seed)
-		r := newRun(ctx, plan, info)
-		// Every attempt but the last stops where it cannot follow the
-		// plan's Schedule, to be started over; the last goes on in the
-		// canonical order from there, and says so.
-		r.sched.abortOnDivergence = attempt < attempts
-		tr2, err := r.play()
-		r.shutdown()
-		if why := r.sched.aborted(); why != "" && ctx.Err() == nil {
-			divergences = append(divergences, fmt.Sprintf("attempt %d: %s", attempt, why))
-			continue
-		}
-		if err != nil {
-			tr2.Outcome = "error: " + err.Error()
-		}
-		tr2.Attempts = attempt
-		if tr2.Diverged {
-			divergences = append(divergences, fmt.Sprintf("attempt %d: %s", attempt, r.sched.divergence))
-		}
-		tr2.Divergences = divergences
-		return tr2, err
+	if r.sched.aborted() != "" {
+		// The attempt was cut short: not an error of the run.
+		tr2.Outcome, err = "diverged: "+r.sched.aborted(), nil
 	}
+	tr2.Attempts = max(at.n, 1)
+	if tr2.Diverged && r.sched.aborted() == "" {
+		tr2.Divergences = []string{fmt.Sprintf("attempt %d: %s", tr2.Attempts, r.sched.divergence)}
+	}
+	return tr2, err
 }
 
 // ReplayAttempts bounds how many times a run with a Schedule to follow is
-// started over when it cannot follow it. What it cannot follow is
+// started over when it cannot follow it (RunAttempts; Run and the lab's
+// runs go through it). What it cannot follow is
 // client-go's order within one batch (a WatchList's initial objects, a
 // relist's deletions), which comes from Go's randomized map iteration: a
 // small map of n objects is iterated from a random one of n starting

@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"testing"
@@ -19,17 +20,19 @@ import (
 // goroutines still blocked in it (synctest panics with "deadlock: main
 // bubble goroutine has exited but blocked goroutines remain" after the run
 // itself returned): the run is reported as failed, with its trace, report
-// and verdicts, instead of being lost.
+// and verdicts, instead of being lost. A plan that follows a recorded
+// schedule may take several attempts, each in a bubble of its own
+// (sim.RunAttempts).
 func RunPlan(t *testing.T, p *sim.Plan) (tr *sim.Trace, err error) {
-	defer func() {
-		if x := recover(); x != nil {
-			err = fmt.Errorf("%v: goroutines of the subject or the sim were still blocked when the run ended (the trace is kept)", x)
-		}
-	}()
-	synctest.Test(t, func(t *testing.T) {
-		tr, err = sim.RunInBubble(t.Context(), p)
+	return sim.RunAttempts(p, func(attempt func(ctx context.Context)) (err error) {
+		defer func() {
+			if x := recover(); x != nil {
+				err = fmt.Errorf("%v: goroutines of the subject or the sim were still blocked when the run ended (the trace is kept)", x)
+			}
+		}()
+		synctest.Test(t, func(t *testing.T) { attempt(t.Context()) })
+		return nil
 	})
-	return tr, err
 }
 
 // CheckTrace judges a trace with every invariant.
