@@ -587,3 +587,21 @@ func TestRunSummarySaysHowManyVerdictsCouldNotJudge(t *testing.T) {
 		t.Errorf("output lacks the share of verdicts that could not judge:\n%s", stdout)
 	}
 }
+
+// TestTimeToBugChoosesEveryMutantByDefault: without --subject, every
+// mutant (names hold a '/', which a path.Match "*" does not cross);
+// checked through the subjects chosen, not by running them: a --max of 0
+// is refused before anything runs, and a pattern matching nothing says so.
+func TestTimeToBugChoosesEveryMutantByDefault(t *testing.T) {
+	var stderr strings.Builder
+	env := &Env{Stdout: io.Discard, Stderr: &stderr, Prog: "cachelab"}
+	if code := Main([]string{"time-to-bug", "--subject", "nothing/*"}, env); code != ExitUsage || !strings.Contains(stderr.String(), "no mutant matches") {
+		t.Errorf("a pattern matching nothing: exit %d, %q", code, stderr.String())
+	}
+	if got := timeToBugSubjects(""); len(got) < 12 {
+		t.Errorf("the default chose %d mutants, want every mutant: %v", len(got), got)
+	}
+	if got := timeToBugSubjects("bellerophon/*"); len(got) == 0 || len(got) >= len(timeToBugSubjects("")) {
+		t.Errorf("bellerophon/* chose %v", got)
+	}
+}

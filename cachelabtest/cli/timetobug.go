@@ -17,7 +17,7 @@ func timeToBugCommand() command {
 
 func timeToBugCmd(env *Env, args []string) int {
 	fs := newFlagSet("time-to-bug")
-	pattern := fs.String("subject", "*", "only the mutants whose name matches this pattern (path.Match: 'bellerophon/*')")
+	pattern := fs.String("subject", "", "only the mutants whose name matches this pattern (path.Match: 'bellerophon/*'; default every mutant)")
 	seeds := fs.Int("seeds", 5, "campaigns per mutant: the first plans' seeds are 1, 1001, 2001, ... (each campaign runs random plans from its seed on)")
 	max := fs.Int("max", 1000, "plans per campaign at most: a bug not found in that many is reported '> max'")
 	pos, err := parseInterspersed(fs, args)
@@ -36,12 +36,7 @@ func timeToBugCmd(env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "cachelab time-to-bug: --subject %q: %v\n", *pattern, err)
 		return ExitUsage
 	}
-	var subjects []string
-	for _, s := range sim.Subjects() {
-		if ok, _ := path.Match(*pattern, s.Name); ok && s.Mutant {
-			subjects = append(subjects, s.Name)
-		}
-	}
+	subjects := timeToBugSubjects(*pattern)
 	if len(subjects) == 0 {
 		fmt.Fprintf(env.Stderr, "cachelab time-to-bug: no mutant matches %q (see `%s list`)\n", *pattern, env.Prog)
 		return ExitUsage
@@ -68,4 +63,16 @@ func timeToBugCmd(env *Env, args []string) int {
 	fmt.Fprintf(env.Stdout, "Random plans (those of `%s run --random`, from seeds %v), one at a time, to the first failing invariant (measurements apart), at most %d each:\n\n", env.Prog, opt.Seeds, *max)
 	lab.WriteTimeToBug(env.Stdout, rows, *max)
 	return ExitOK
+}
+
+// timeToBugSubjects lists the mutants whose name matches pattern ("":
+// every mutant).
+func timeToBugSubjects(pattern string) []string {
+	var subjects []string
+	for _, s := range sim.Subjects() {
+		if ok, _ := path.Match(pattern, s.Name); (ok || pattern == "") && s.Mutant {
+			subjects = append(subjects, s.Name)
+		}
+	}
+	return subjects
 }
