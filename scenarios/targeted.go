@@ -32,10 +32,16 @@ const (
 	// reads is slow (an informer's first sync, its watch right after its
 	// own write).
 	ClassRequest = "request-fault"
+	// ClassInterleaved: not one of Sieve's three; another actor's timing
+	// rather than the controller's. A competitor writes the object the
+	// controller is about to write, after the controller's (cached) read
+	// of it and before its write: the write conflicts (409) or, without a
+	// precondition, overwrites the competitor's change (a lost update).
+	ClassInterleaved = "interleaved-writer"
 )
 
 // TargetedClasses lists the classes in the order the generator emits them.
-var TargetedClasses = []string{ClassStale, ClassUnobserved, ClassIntermediate, ClassRequest}
+var TargetedClasses = []string{ClassStale, ClassUnobserved, ClassIntermediate, ClassRequest, ClassInterleaved}
 
 // Targeted is one targeted plan: the base plan's user actions plus one
 // perturbation placed where the reference run shows the controller
@@ -277,6 +283,8 @@ func TargetedPlans(base *sim.Plan, ref *sim.Trace, opt TargetedOptions) ([]Targe
 	s, p = intermediateState(base, v, opt)
 	out, pruned = append(out, s...), append(pruned, p...)
 	s, p = requestFaults(base, v)
+	out, pruned = append(out, s...), append(pruned, p...)
+	s, p = interleavedWriter(base, v)
 	out, pruned = append(out, s...), append(pruned, p...)
 	return out, pruned
 }

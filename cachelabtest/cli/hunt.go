@@ -33,7 +33,7 @@ func huntFlags() (*flag.FlagSet, *huntOptions) {
 	fs.StringVar(&o.subject, "subject", "bellerophon", "the subject to hunt (see cachelab list)")
 	fs.IntVar(&o.workloads, "workloads", 3, "without NAME|FILE arguments: perturb the user actions of this many random plans (the plans of cachelab run --random, from --seed), their faults removed")
 	fs.Uint64Var(&o.seed, "seed", 1, "the first random workload's (and --random baseline's) generator seed")
-	fs.StringVar(&o.classes, "class", "", "only these classes, comma-separated (stale-state, unobserved-state, intermediate-state, request-fault; default all)")
+	fs.StringVar(&o.classes, "class", "", "only these classes, comma-separated (stale-state, unobserved-state, intermediate-state, request-fault, interleaved-writer; default all)")
 	fs.IntVar(&o.parallel, "parallel", runtime.GOMAXPROCS(0), "runs at a time")
 	fs.StringVar(&o.out, "out", "out/hunt", "folder for each targeted run's files (\"\" writes nothing)")
 	fs.BoolVar(&o.shrink, "shrink", true, "shrink each failing plan (drop workload steps while it still fails)")

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -53,6 +54,8 @@ type HuntRow struct {
 	Verdict string
 	Failed  []string
 	Err     string
+	// Reasons are the failed verdicts' reasons, one per Failed name.
+	Reasons []string
 	// Minimal is the shrunk plan (HuntOptions.Shrink, failures only).
 	Minimal *sim.Plan
 	// Dir is the run's folder (HuntOptions.Out), and Replay the command
@@ -140,6 +143,11 @@ func (r *HuntReport) WriteTable(w io.Writer) {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", row.Index, row.Class, verdict, row.Perturbation, shrunk, replay)
 	}
 	tw.Flush()
+	for _, row := range r.Rows {
+		for _, why := range row.Reasons {
+			fmt.Fprintf(w, "#%d %s\n", row.Index, FirstLineOf(why))
+		}
+	}
 	why := map[string]int{}
 	var reasons []string
 	for _, p := range r.Pruned {
@@ -256,7 +264,11 @@ func HuntPlans(host Host, workloads []*sim.Plan, opt HuntOptions) (*HuntReport, 
 				return
 			}
 			w := workload[r.Job.Plan]
-			if len(refPlan.Steps) != len(refJobs[w].Plan.Steps) {
+			// Its own reference unless the steps are the workload's: a
+			// user step left out (it failed here) or a competitor's write
+			// added (interleaved-writer), or both, as many steps as the
+			// workload or not.
+			if !reflect.DeepEqual(refPlan.Steps, refJobs[w].Plan.Steps) {
 				pending = append(pending, pendingRef{res: r, tr: r.Trace, plan: refPlan})
 				return
 			}
@@ -280,6 +292,11 @@ func HuntPlans(host Host, workloads []*sim.Plan, opt HuntOptions) (*HuntReport, 
 			t := targeted[lo+j]
 			row := HuntRow{Class: t.Class, Perturbation: t.Perturbation, Plan: res.Job.Plan, Index: lo + j + 1, CPU: cpu, Dir: res.Dir}
 			row.Verdict, row.Failed, row.Err = judgeHunt(res)
+			for _, v := range res.Verdicts {
+				if v.Failed() && !IsMeasurement(v.Invariant) {
+					row.Reasons = append(row.Reasons, v.Invariant+": "+v.Reason)
+				}
+			}
 			if res.Dir != "" {
 				row.Replay = replay(filepath.Join(res.Dir, PlanFile))
 			}
