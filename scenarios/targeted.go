@@ -753,7 +753,7 @@ func requestFaults(base *sim.Plan, v *refView) ([]Targeted, []Pruned) {
 		}
 		lagged[w.resource] = true
 		res := resourceArg(w.resource)
-		from := w.at - time.Millisecond
+		from := max(w.at-time.Millisecond, 0)
 		out = append(out, Targeted{Class: ClassRequest, Perturbation: fmt.Sprintf("the controller's watch of %s lags its own write #%d (%s %s) by 1s: held %s..%s", res, w.k, w.verb, w.key, from, from+time.Second),
 			Plan: withSteps(base, fmt.Sprintf("request-lag-w%d", w.k),
 				sim.Step{At: sim.Duration(from), Actor: sim.ActorFaults, Op: "hold", Resource: res, Target: v.subject, For: sim.Duration(time.Second)})})

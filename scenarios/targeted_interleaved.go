@@ -52,7 +52,10 @@ func interleavedWriter(base *sim.Plan, v *refView) ([]Targeted, []Pruned) {
 			continue
 		}
 		ns, name := nsOf(w.key), nameOf(w.key)
-		comp := sim.Step{At: sim.Duration(w.at - time.Millisecond), Actor: "competitor", Op: "patch", Resource: resourceArg(w.resource), Namespace: ns, Name: name}
+		// A write at 0 (the controller's first, on its initial list):
+		// the competitor and the hold go first at 0, in that order.
+		compAt := max(w.at-time.Millisecond, 0)
+		comp := sim.Step{At: sim.Duration(compAt), Actor: "competitor", Op: "patch", Resource: resourceArg(w.resource), Namespace: ns, Name: name}
 		if sub == "status" {
 			comp.Op = "patch-status"
 			comp.Patch = mustJSON(map[string]any{"status": map[string]any{"conditions": []any{map[string]any{
@@ -64,8 +67,8 @@ func interleavedWriter(base *sim.Plan, v *refView) ([]Targeted, []Pruned) {
 			comp.Patch = mustJSON(map[string]any{"metadata": map[string]any{"labels": map[string]any{"cachelab.dev/competitor": fmt.Sprintf("w%d", w.k)}}})
 			desc += ": it adds a label"
 		}
-		from := w.at - 2*time.Millisecond
-		desc += fmt.Sprintf(" at %s; the controller's watch of %s held %s..%s", sim.Duration(w.at-time.Millisecond), resourceArg(w.resource), sim.Duration(from), sim.Duration(from+time.Second))
+		from := max(w.at-2*time.Millisecond, 0)
+		desc += fmt.Sprintf(" at %s; the controller's watch of %s held %s..%s", sim.Duration(compAt), resourceArg(w.resource), sim.Duration(from), sim.Duration(from+time.Second))
 		p := withSteps(base, fmt.Sprintf("interleaved-w%d", w.k),
 			sim.Step{At: sim.Duration(from), Actor: sim.ActorFaults, Op: "hold", Resource: resourceArg(w.resource), Target: v.subject, For: sim.Duration(time.Second)},
 			comp)

@@ -134,3 +134,37 @@ func TestTargetedPlansAimAtTheReferencesReadsAndWrites(t *testing.T) {
 		})
 	}
 }
+
+// A controller that writes at 0 (on its initial list, no latency): the
+// plans aimed at that write start at 0, never before. Before, the lagging
+// watch and the interleaved writer of a write at 0 were placed at -1ms and
+// -2ms, and the run refused the plan.
+func TestTargetedPlansAimedAtAWriteAtZeroStartAtZero(t *testing.T) {
+	base := bellerophonWorkload("bellerophon")
+	base.Faults, base.Kubelet, base.Steps = sim.FaultPolicy{}, nil, nil
+	tr, err := sim.Run(t, scenarios.ReferencePlan(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	atZero := false
+	for _, r := range tr.Records {
+		atZero = atZero || (r.Kind == sim.RecRequest && r.Actor == "bellerophon" && sim.IsCountedWrite(true, r.Verb, r.Resource) && r.At.D() == 0)
+	}
+	if !atZero {
+		t.Fatalf("the controller made no write at 0: the test shows nothing")
+	}
+	plans, _ := scenarios.TargetedPlans(base, tr, scenarios.TargetedOptions{})
+	if len(plans) == 0 {
+		t.Fatalf("no targeted plan generated")
+	}
+	for _, p := range plans {
+		if err := p.Plan.Validate(); err != nil {
+			t.Errorf("%s: %v", p.Perturbation, err)
+		}
+		for i, s := range p.Plan.Steps {
+			if s.At < 0 {
+				t.Errorf("%s: step %d at %s", p.Perturbation, i, s.At)
+			}
+		}
+	}
+}
