@@ -238,7 +238,10 @@ func notFound() error {
 func (h *handler) serveGroupVersion(w nethttp.ResponseWriter, r *nethttp.Request, gv schema.GroupVersion, rest []string) {
 	resources := h.resourcesOf(gv)
 	if len(resources) == 0 {
-		h.writeError(w, r, notFound())
+		// A group version nobody serves (a CRD's, once it is gone) reaches
+		// kube-apiserver's not-found handler: a plain-text 404 page, not a
+		// Status (client-go still reads it as NotFound).
+		nethttp.NotFound(w, r)
 		return
 	}
 	if len(rest) == 0 {

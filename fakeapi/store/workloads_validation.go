@@ -201,12 +201,25 @@ func validateStatefulSetUpdate(s, old *appsv1.StatefulSet) field.ErrorList {
 	}
 	immutable("serviceName", s.Spec.ServiceName, old.Spec.ServiceName)
 	immutable("podManagementPolicy", s.Spec.PodManagementPolicy, old.Spec.PodManagementPolicy)
-	immutable("volumeClaimTemplates", s.Spec.VolumeClaimTemplates, old.Spec.VolumeClaimTemplates)
+	// Claim templates compare without their apiVersion and kind, which the
+	// defaults set and the store's protobuf encoding drops (kube-apiserver
+	// defaults what it reads from etcd again; the store does not).
+	immutable("volumeClaimTemplates", sansTypeMeta(s.Spec.VolumeClaimTemplates), sansTypeMeta(old.Spec.VolumeClaimTemplates))
 	restore.ServiceName, restore.PodManagementPolicy, restore.VolumeClaimTemplates = s.Spec.ServiceName, s.Spec.PodManagementPolicy, s.Spec.VolumeClaimTemplates
 	if !apiequality.Semantic.DeepEqual(restore, &s.Spec) {
 		errs = append(errs, field.Forbidden(spec, "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"))
 	}
 	return errs
+}
+
+// sansTypeMeta is a copy of claim templates without apiVersion and kind.
+func sansTypeMeta(in []corev1.PersistentVolumeClaim) []corev1.PersistentVolumeClaim {
+	out := make([]corev1.PersistentVolumeClaim, len(in))
+	for i := range in {
+		in[i].DeepCopyInto(&out[i])
+		out[i].TypeMeta = metav1.TypeMeta{}
+	}
+	return out
 }
 
 // restartPolicyAlways: the apps workloads' templates must restart Always.
