@@ -353,3 +353,38 @@ func TestReferenceIsUnknownWhenItCouldNotDoWhatTheRunDid(t *testing.T) {
 		t.Fatalf("%s: %s: %s, want unknown naming the user's create and its 409", v.Invariant, v.Status, v.Reason)
 	}
 }
+
+// A reference run that does not reach the controller's own Desired is no
+// yardstick: here the controller makes its copies only from its second
+// start on, so the fault-free run (no crash, no restart) never converges
+// while the faulted one does. matches-reference says it could not judge,
+// naming the reference's failure, rather than failing the faulted run
+// against a stuck reference.
+func TestMatchesReferenceIsUnknownWhenTheReferenceMissesDesired(t *testing.T) {
+	var starts sync.Map // starts per run (its recorder), across restarts
+	inner := mirror(false)
+	c := Controller{
+		Start: func(ctx context.Context, env *Env) error {
+			n, _ := starts.LoadOrStore(env.Sim.Rec, new(int))
+			*n.(*int)++
+			if *n.(*int) == 1 {
+				return nil // the first process does nothing
+			}
+			return inner.Start(ctx, env)
+		},
+		Desired: func(s *State) error {
+			for _, cm := range List[corev1.ConfigMap](s, "") {
+				if !strings.HasSuffix(cm.Name, "-copy") {
+					if _, ok := Get[corev1.ConfigMap](s, cm.Namespace, cm.Name+"-copy"); !ok {
+						return fmt.Errorf("%s has no copy", cm.Name)
+					}
+				}
+			}
+			return nil
+		},
+	}
+	v := referenceVerdict(t, "mirror-second-start", c, faultedPlan())
+	if v.Status != invariants.Unknown || !strings.Contains(v.Reason, "reference run did not reach the desired state") || !strings.Contains(v.Reason, "a has no copy") {
+		t.Fatalf("%s: %s: %s, want unknown naming the reference's unmet Desired", v.Invariant, v.Status, v.Reason)
+	}
+}

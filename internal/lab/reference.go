@@ -127,6 +127,9 @@ const ReferenceCacheSize = 256
 type reference struct {
 	end    *invariants.EndState
 	failed map[string]string
+	// unmet is why the reference run failed eventual-convergence, if it
+	// did.
+	unmet string
 }
 
 func (c *ReferenceCache) get(k string) (*reference, bool) {
@@ -195,7 +198,18 @@ func (c *ReferenceCache) Verdict(tr *sim.Trace, refPlan *sim.Plan, opts invarian
 		for i, why := range FailedSteps(rtr) {
 			ref.failed[stepText(rtr.Plan, i)] = why
 		}
+		// The reference must itself reach the controller's desired state
+		// (its Desired, caches equal to the server): a stuck reference is
+		// no yardstick for the faulted run.
+		if conv, ok := invariants.Lookup(invariants.NameEventualConvergence); ok {
+			if v := conv.Check(rtr); v.Status == invariants.Fail {
+				ref.unmet = v.Reason
+			}
+		}
 		c.put(k, ref)
+	}
+	if ref.unmet != "" {
+		return unknown("the fault-free reference run did not reach the desired state (" + ref.unmet + "): its end state is no yardstick for this run's")
 	}
 	// A step the reference could not do, which the faulted run did: the
 	// two runs did different user actions, and their end states say
