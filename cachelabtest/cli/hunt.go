@@ -25,6 +25,7 @@ type huntOptions struct {
 	shrink    bool
 	first     bool
 	random    int
+	lifecycle bool
 }
 
 func huntFlags() (*flag.FlagSet, *huntOptions) {
@@ -38,6 +39,7 @@ func huntFlags() (*flag.FlagSet, *huntOptions) {
 	fs.StringVar(&o.out, "out", "out/hunt", "folder for each targeted run's files (\"\" writes nothing)")
 	fs.BoolVar(&o.shrink, "shrink", true, "shrink each failing plan (drop workload steps while it still fails)")
 	fs.BoolVar(&o.first, "first", false, "stop after the batch holding the first failure (for plans and CPU to the first failure)")
+	fs.BoolVar(&o.lifecycle, "lifecycle", false, "also perturb the catalogue's lifecycle stories for the subject (its scenarios whose user deletes something: finalizer-cleanup, delete-recreate-during-gap...), after the other workloads")
 	fs.IntVar(&o.random, "random", 0, "also run up to N random plans (those of cachelab run --random, from --seed) until the first failure, as a baseline: plans and CPU to it, side by side")
 	return fs, o
 }
@@ -76,6 +78,18 @@ func huntCmd(env *Env, args []string) int {
 			p := scenarios.Random(o.seed+uint64(i), o.subject)
 			workloads = append(workloads, &p)
 		}
+	}
+	if o.lifecycle {
+		lw, err := lab.LifecycleWorkloads(o.subject)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "cachelab hunt: %v\n", err)
+			return ExitUnexpected
+		}
+		if len(lw) == 0 {
+			fmt.Fprintf(env.Stderr, "cachelab hunt: --lifecycle: no scenario of the catalogue names %s with a user delete\n", o.subject)
+			return ExitUsage
+		}
+		workloads = append(workloads, lw...)
 	}
 	opt := lab.HuntOptions{Parallel: o.parallel, Out: o.out, Shrink: o.shrink, StopAtFirst: o.first,
 		Replay: func(path string) string { return env.Prog + " replay " + path }}

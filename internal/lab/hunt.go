@@ -112,6 +112,11 @@ func (r *HuntReport) First() *HuntRow {
 func (r *HuntReport) WriteTable(w io.Writer) {
 	fmt.Fprintf(w, "targeted campaign on %s: %d plans generated, %d run, %d failed, %d pruned; %s CPU\n",
 		r.Subject, r.Generated, len(r.Rows), len(r.Failures()), len(r.Pruned), r.CPU.Round(time.Millisecond))
+	var names []string
+	for _, ref := range r.References {
+		names = append(names, strings.TrimSuffix(ref.Job.Plan.Name, "-reference"))
+	}
+	fmt.Fprintf(w, "workloads: %s\n", strings.Join(names, ", "))
 	for _, ref := range r.References {
 		if v, failed, err := judgeHunt(ref); v != "pass" {
 			// The workload alone, without a fault, shows a failure: every

@@ -2,6 +2,7 @@ package lab_test
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
@@ -58,5 +59,38 @@ func TestHuntInterleavedWriterJudgesAgainstAReferenceWithTheCompetitorsWrite(t *
 				t.Errorf("%d of %d plans failed, want failures: %v", len(failed), len(rep.Rows), c.wantFail)
 			}
 		})
+	}
+}
+
+// The lifecycle workloads of a mutant are its base subject's catalogue
+// stories with a user delete, planned for the mutant; a subject no scenario
+// names has none.
+func TestLifecycleWorkloadsAreTheCataloguesStoriesWithADelete(t *testing.T) {
+	ws, err := lab.LifecycleWorkloads("bellerophon/finalizer-never-removed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, w := range ws {
+		names = append(names, w.Name)
+		if w.Subject != "bellerophon/finalizer-never-removed" {
+			t.Errorf("%s: subject %q", w.Name, w.Subject)
+		}
+		deletes := false
+		for _, s := range w.Steps {
+			deletes = deletes || (s.Actor == "user" && s.Op == "delete")
+		}
+		if !deletes {
+			t.Errorf("%s: no user delete", w.Name)
+		}
+	}
+	if !slices.Contains(names, "finalizer-cleanup") {
+		t.Errorf("lifecycle workloads %v: want finalizer-cleanup (a Bellerophon deleted and left to its finalizer)", names)
+	}
+	if slices.Contains(names, "competing-writer") {
+		t.Errorf("lifecycle workloads %v: competing-writer deletes nothing", names)
+	}
+	if ws, err := lab.LifecycleWorkloads("no-such-subject"); err != nil || len(ws) != 0 {
+		t.Errorf("no-such-subject: %d workloads, %v; want none", len(ws), err)
 	}
 }
