@@ -105,6 +105,10 @@ type RequestInfo struct {
 	ResourceVersionMatch string
 	// SendInitialEvents is true for a WatchList request.
 	SendInitialEvents bool
+	// Precondition is, for an update, the metadata.resourceVersion of the
+	// object sent (its optimistic-concurrency precondition; "" for an
+	// unconditional update).
+	Precondition string
 }
 
 // RequestFault is a hook's decision about one request. The zero value serves

@@ -271,6 +271,9 @@ func (c *Client) UpdateStatus(ctx context.Context, gvr schema.GroupVersionResour
 
 func (c *Client) update(ctx context.Context, gvr schema.GroupVersionResource, ns string, obj runtime.Object, opts metav1.UpdateOptions, sub string) (runtime.Object, error) {
 	req := c.request("update", gvr, sub, ns, objectName(obj))
+	if m, err := meta.Accessor(obj); err == nil && obj != nil {
+		req.Precondition = m.GetResourceVersion()
+	}
 	return c.write(ctx, req, http.StatusOK, func(st *store.Store) (runtime.Object, []store.Event, error) {
 		if obj == nil {
 			return nil, nil, badObject("update", gvr)

@@ -289,6 +289,13 @@ func staleDecision(d sim.Record, before, after map[string]string, open []openRec
 				}
 				continue
 			}
+			if d.BaseRV >= w.rec.RV {
+				// An update sent with a resourceVersion at or after the
+				// own write, which the server accepted: the writer built
+				// it from a copy holding that write (its own last write,
+				// kept while its informer lags), whatever its cache held.
+				continue
+			}
 			if f := undone(*w, before, after); len(f) > 0 {
 				v.fields, v.why = f, "set back what its own write had set"
 				return v, true

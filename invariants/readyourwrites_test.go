@@ -250,6 +250,36 @@ func TestAPatchThatSetsBackItsOwnWriteFailsReadYourWrites(t *testing.T) {
 	wantPositions(t, v, bad)
 }
 
+// An update sent with its own write's resourceVersion (the server
+// accepted it, so that was the current copy: the controller built it from
+// its own write, as a controller keeping its last write does while the
+// informer lags) decided from that write, whatever the cache held: it
+// passes, though it sets the field back. The same update sent without a
+// resourceVersion (unconditional, as a built-in allows) fails.
+func TestAnUpdateConditionedOnItsOwnWriteIsNotAStaleDecision(t *testing.T) {
+	for _, base := range []int64{0, -1} {
+		h := newOwnWriteRun()
+		own := h.writeOwnField()
+		if base < 0 {
+			base = own.RV
+		}
+		h.reconcile("ns/p", func() {
+			p := own
+			p.Spec = map[string]any{"mode": "keep"}
+			h.b.Update(ctrl, "update", p)
+			h.b.Conditional(base)
+		})
+		v := invariants.ReadYourWrites(h.b.Trace("quiet"))
+		want := invariants.Fail
+		if base > 0 {
+			want = invariants.Pass
+		}
+		if v.Status != want {
+			t.Errorf("update with resourceVersion %d (own write at RV %d): %s, want %s: %s", base, own.RV, v.Status, want, v.Reason)
+		}
+	}
+}
+
 // A patch from the stale copy that sets what the own write set again (a
 // finalizer already there) changes nothing back: it passes.
 func TestAPatchFromAStaleCopyThatRepeatsItsOwnWritePassesReadYourWrites(t *testing.T) {

@@ -338,6 +338,9 @@ func (r *recorder) convert(o fakeapi.Observation, m objMeta) Record {
 		// record reads back from JSON unchanged.
 		rec.Object = bytes.TrimSpace(o.Object)
 		rec.ByGC = o.ByGC
+		if o.Request != nil && o.Request.Verb == "update" && !o.ByGC {
+			rec.BaseRV, _ = strconv.ParseInt(o.Request.Precondition, 10, 64)
+		}
 		if o.ByGC || o.Request == nil {
 			rec.Actor = "gc"
 		}

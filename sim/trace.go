@@ -139,6 +139,11 @@ type Record struct {
 	// Object is the object's JSON as written (write records).
 	Object json.RawMessage `json:"object,omitempty"`
 	ByGC   bool            `json:"byGC,omitempty"`
+	// BaseRV is, for an update, the resourceVersion the writer sent with
+	// the object (its optimistic-concurrency precondition: the copy the
+	// write was built from, which the server found current); 0 for an
+	// unconditional update and for other verbs.
+	BaseRV int64 `json:"baseRV,omitempty"`
 
 	Code   int    `json:"code,omitempty"`
 	Reason string `json:"reason,omitempty"`

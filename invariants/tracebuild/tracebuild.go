@@ -134,6 +134,12 @@ func (b *Builder) Add(r sim.Record) sim.Record {
 // Last returns the position of the last record.
 func (b *Builder) Last() int { return len(b.tr.Records) - 1 }
 
+// Conditional marks the last record, an update, as sent with
+// resourceVersion base (Record.BaseRV): the copy it was built from.
+func (b *Builder) Conditional(base int64) {
+	b.tr.Records[len(b.tr.Records)-1].BaseRV = base
+}
+
 // RV returns the server's current resourceVersion.
 func (b *Builder) RV() int64 { return b.rv }
 
