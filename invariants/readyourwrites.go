@@ -185,7 +185,9 @@ func readYourWrites(tr *sim.Trace, _ Options) Verdict {
 			if !subj[r.Actor] {
 				break
 			}
-			if r.Verb == "get" && r.Code == 200 && r.Name != "" {
+			// A get of the object or of its subresource (get/scale,
+			// get/status) reads the live object.
+			if (r.Verb == "get" || strings.HasPrefix(r.Verb, "get/")) && r.Code == 200 && r.Name != "" {
 				if o, ok := srv.live[recKey(r)]; ok {
 					see(o.UID, o.RV)
 				}
