@@ -203,3 +203,41 @@ func TestDesiredRecordMadeStaleByAnUnseenRemovalIsUnknownForEventualConvergence(
 	h2.b.Update(ctrl, "update", p2)
 	wantStatus(t, invariants.EventualConvergence(h2.end().Trace("quiet")), invariants.Fail)
 }
+
+// A controller with a periodic resync (the HPA syncs every 15 s: a read and
+// a reconcile, no write) never lets the run end quiet: the deadline cuts it.
+// One settling write long before the cut, then only reads for longer than
+// the plan's quiet period, is a controller that settled (upstream/hpa seed
+// 15: a status condition back to True at 1m6s, then 4 minutes of reads);
+// the same write within the quiet period before the cut is not.
+func TestASettlingWriteFollowedByAQuietPeriodOfReadsBeforeTheDeadlinePasses(t *testing.T) {
+	for _, writeAt := range []time.Duration{20 * sec, 290 * sec} {
+		h := newHealthyRun()
+		p := h.parent
+		for at := 15 * sec; at < 300*sec; at += 15 * sec {
+			h.b.At(at)
+			h.b.Add(sim.Record{Kind: sim.RecReconcile, Actor: ctrl, Op: "start", Key: "ns/p"})
+			h.b.Request(ctrl, "get", "bellerophons", "ns", "p", 200)
+			h.b.Add(sim.Record{Kind: sim.RecReconcile, Actor: ctrl, Op: "end", Key: "ns/p", Result: "ok"})
+			if at <= writeAt && writeAt < at+15*sec {
+				h.b.At(writeAt)
+				p.Status = map[string]any{"progressing": "False"}
+				h.b.Update(ctrl, "update/status", p)
+			}
+		}
+		h.b.At(300 * sec)
+		h.b.CacheOfServer(ctrl, "bellerophons", "bellerophons")
+		h.b.CacheOfServer(ctrl, "pods", "pods")
+		h.b.Final()
+		tr := h.b.Trace("deadline")
+		tr.Plan.Quiet = sim.Duration(45 * sec)
+		v := invariants.StableReconciliation(tr)
+		want := invariants.Pass
+		if writeAt > 300*sec-45*sec {
+			want = invariants.Fail
+		}
+		if v.Status != want {
+			t.Errorf("write at %s, deadline at 5m, quiet 45s: %s, want %s: %s", writeAt, v.Status, want, v.Reason)
+		}
+	}
+}
