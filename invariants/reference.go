@@ -30,7 +30,9 @@ compares the end states: the primaries (the objects of the resources the
 user creates, or the resources named) and every object owned by one,
 transitively, through ownerReferences. It normalizes what legitimately
 differs between two runs: UIDs (a UID anywhere reads as the identity of its
-object), resourceVersions, generation, timestamps (every RFC 3339 string),
+object), resourceVersions, generation (and a DaemonSet Pod's
+pod-template-generation label, its owner's generation at its creation),
+timestamps (every RFC 3339 string),
 managedFields, generated names (generateName + a rank), the order of every
 list, and status.observedGeneration (compared as current or stale against
 its object's generation). What records the path a run took is not end
@@ -409,6 +411,16 @@ func (n *normalizer) object(obj map[string]any) map[string]any {
 	if md, _ := obj["metadata"].(map[string]any); md != nil {
 		for _, f := range []string{"uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "selfLink"} {
 			delete(md, f)
+		}
+		if l, _ := md["labels"].(map[string]any); l != nil {
+			// A DaemonSet Pod's owner generation at its creation
+			// (extensions/v1beta1 DaemonSetTemplateGenerationKey): a
+			// generation, as above; its template is compared through
+			// the controller-revision-hash label and the spec.
+			delete(l, "pod-template-generation")
+			if len(l) == 0 {
+				delete(md, "labels")
+			}
 		}
 		if _, ok := md["deletionTimestamp"]; ok {
 			md["deletionTimestamp"] = "<set>"

@@ -190,3 +190,24 @@ func TestMatchesReferenceLeavesOutTheCollisionCount(t *testing.T) {
 	v = invariants.MatchesReference(run("f", map[string]any{"replicas": 1}, "b-7d49cf6f8f"), ref, invariants.ReferenceOptions{})
 	wantStatus(t, v, invariants.Fail)
 }
+
+// A DaemonSet's Pod carries the DaemonSet's generation at its creation in
+// the label pod-template-generation (extensions/v1beta1's
+// DaemonSetTemplateGenerationKey): a Pod the reference recreated after
+// the user rolled the template away and back (generation 3) and one the
+// faulted run kept from generation 1, both of the same revision (the
+// controller-revision-hash label), are the same state (upstream/daemonset
+// seed 9). A Pod of another revision is not.
+func TestMatchesReferenceComparesTheDaemonSetPodsTemplateGenerationAsAGeneration(t *testing.T) {
+	run := func(uidPrefix, generation, hash string) *sim.Trace {
+		b := tracebuild.New("ctrl")
+		o := b.Create("user", tracebuild.Obj{Resource: "daemonsets", Namespace: "default", Name: "a", UID: uidPrefix + "-ds"})
+		b.Create("ctrl", tracebuild.Obj{Resource: "pods", Namespace: "default", Name: "a-x", UID: uidPrefix + "-pod", Owner: o.UID,
+			Labels: map[string]string{"app": "a", "controller-revision-hash": hash, "pod-template-generation": generation}})
+		b.Final()
+		return b.Trace("quiet")
+	}
+	ref := endState(t, run("r", "3", "665db44c75"))
+	wantStatus(t, invariants.MatchesReference(run("f", "1", "665db44c75"), ref, invariants.ReferenceOptions{}), invariants.Pass)
+	wantStatus(t, invariants.MatchesReference(run("f", "1", "7d49cf6f8f"), ref, invariants.ReferenceOptions{}), invariants.Fail)
+}

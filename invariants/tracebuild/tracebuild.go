@@ -37,6 +37,8 @@ type Obj struct {
 	Generation int64
 	// Annotations are metadata.annotations.
 	Annotations map[string]string
+	// Labels are metadata.labels.
+	Labels map[string]string
 	// Finalizers are metadata.finalizers.
 	Finalizers []string
 	// Terminating sets metadata.deletionTimestamp.
@@ -64,6 +66,9 @@ func (o Obj) JSON() json.RawMessage {
 	}
 	if o.Generation != 0 {
 		md["generation"] = o.Generation
+	}
+	if len(o.Labels) > 0 {
+		md["labels"] = o.Labels
 	}
 	if len(o.Annotations) > 0 {
 		md["annotations"] = o.Annotations
