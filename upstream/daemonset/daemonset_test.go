@@ -89,3 +89,20 @@ func TestCampaign(t *testing.T) {
 		campaign.Subject{Controller: daemonset.Controller(true), Plan: daemonset.Plan},
 		campaign.Subject{Controller: daemonset.Controller(false), Plan: daemonset.Plan})
 }
+
+// The campaign's matches-reference false alarm of seed 9 (docs/upstream.md,
+// DaemonSet, class H: a Pod kept from generation 1 against the reference's
+// Pod recreated at generation 3, same revision) stays fixed, gate on and
+// off.
+func TestCampaignFalseAlarmStaysFixed(t *testing.T) {
+	const file = "findings/false-alarm-reference-pod-template-generation-9.json"
+	for _, gate := range []bool{true, false} {
+		for _, f := range cachelabtest.Catch(t, daemonset.Controller(gate), cachelabtest.Files(file)) {
+			for _, v := range f.Failed {
+				if v.Invariant == "matches-reference" {
+					t.Errorf("%s, gate %v: matches-reference failed again: %s", file, gate, v.Reason)
+				}
+			}
+		}
+	}
+}

@@ -85,3 +85,25 @@ func TestCampaign(t *testing.T) {
 		campaign.Subject{Controller: hpa.Controller(true), Plan: hpa.Plan},
 		campaign.Subject{Controller: hpa.Controller(false), Plan: hpa.Plan})
 }
+
+// The campaign's false alarms fixed in the invariants (docs/upstream.md,
+// HPA, classes V and P) stay fixed: each plan, gate on and off, passes the
+// invariant it failed. Seed 13: an update/scale decided from the HPA's own
+// get/scale (read-your-writes); seed 15: one status write, then minutes of
+// 15 s resyncs without a write until the deadline (stable-reconciliation).
+func TestCampaignFalseAlarmsStayFixed(t *testing.T) {
+	for _, tc := range []struct{ file, invariant string }{
+		{"findings/false-alarm-rw-get-scale-13.json", "read-your-writes"},
+		{"findings/false-alarm-stable-periodic-resync-15.json", "stable-reconciliation"},
+	} {
+		for _, gate := range []bool{true, false} {
+			for _, f := range cachelabtest.Catch(t, hpa.Controller(gate), cachelabtest.Files(tc.file)) {
+				for _, v := range f.Failed {
+					if v.Invariant == tc.invariant {
+						t.Errorf("%s, gate %v: %s failed again: %s", tc.file, gate, v.Invariant, v.Reason)
+					}
+				}
+			}
+		}
+	}
+}
