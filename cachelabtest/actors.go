@@ -2,7 +2,6 @@ package cachelabtest
 
 import (
 	"fmt"
-	"net/http"
 
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -48,15 +47,7 @@ func (e *Env) Client(name string) (*Client, error) {
 	if e.RESTConfig == nil {
 		return nil, fmt.Errorf("cachelabtest: Env.Client(%q): the Env has no RESTConfig (not in a run)", name)
 	}
-	cfg := rest.CopyConfig(e.RESTConfig)
-	cfg.UserAgent = name
-	inner := cfg.WrapTransport
-	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-		if inner != nil {
-			rt = inner(rt)
-		}
-		return namedRoundTripper{rt: rt, name: name}
-	}
+	cfg := fakehttp.ConfigAs(e.RESTConfig, name)
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("cachelabtest: Env.Client(%q): %w", name, err)
@@ -68,16 +59,3 @@ func (e *Env) Client(name string) (*Client, error) {
 	return &Client{Name: name, RESTConfig: cfg, Kube: kube, Dynamic: dyn}, nil
 }
 
-// namedRoundTripper names every request it carries as name, for the fake
-// server's hooks and observer.
-type namedRoundTripper struct {
-	rt   http.RoundTripper
-	name string
-}
-
-// RoundTrip sets the client header and passes req on.
-func (n namedRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
-	req.Header.Set(fakehttp.ClientHeader, n.name)
-	return n.rt.RoundTrip(req)
-}

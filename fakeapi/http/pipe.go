@@ -76,7 +76,24 @@ func (p *Pipe) Close() {
 	p.wg.Wait()
 }
 
-// namedTransport sets ClientHeader on every request.
+// ConfigAs returns a copy of cfg whose requests the fake API server names
+// name (ClientHeader, and the User-Agent): the config of a helper actor's
+// clients beside a controller (cachelabtest's Env.Client, the upstream
+// cluster's controllers), each traced under its own name.
+func ConfigAs(cfg *rest.Config, name string) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	c.UserAgent = name
+	inner := c.WrapTransport
+	c.WrapTransport = func(rt nethttp.RoundTripper) nethttp.RoundTripper {
+		if inner != nil {
+			rt = inner(rt)
+		}
+		return namedTransport{rt: rt, client: name}
+	}
+	return c
+}
+
+// namedTransport sets ClientHeader on every request that has none.
 type namedTransport struct {
 	rt     nethttp.RoundTripper
 	client string

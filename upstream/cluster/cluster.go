@@ -34,7 +34,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 
 	"k8s.io/client-go/informers"
@@ -207,31 +206,10 @@ func newController(ctx context.Context, n string, client kubernetes.Interface, f
 // names name (fakeapi/http's client header), as cachelabtest.Env.Client
 // does; it also serves a controller-runtime manager's config.
 func clientAs(cfg *rest.Config, name string) (kubernetes.Interface, error) {
-	c := rest.CopyConfig(cfg)
-	c.UserAgent = name
-	inner := c.WrapTransport
-	c.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-		if inner != nil {
-			rt = inner(rt)
-		}
-		return named{rt: rt, name: name}
-	}
+	c := fakehttp.ConfigAs(cfg, name)
 	k, err := kubernetes.NewForConfig(c)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: client %s: %w", name, err)
 	}
 	return k, nil
-}
-
-// named sets the fake API server's client header on every request.
-type named struct {
-	rt   http.RoundTripper
-	name string
-}
-
-// RoundTrip names req and passes it on.
-func (n named) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
-	req.Header.Set(fakehttp.ClientHeader, n.name)
-	return n.rt.RoundTrip(req)
 }
