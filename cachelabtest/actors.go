@@ -58,4 +58,3 @@ func (e *Env) Client(name string) (*Client, error) {
 	}
 	return &Client{Name: name, RESTConfig: cfg, Kube: kube, Dynamic: dyn}, nil
 }
-
