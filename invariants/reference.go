@@ -33,6 +33,7 @@ differs between two runs: UIDs (a UID anywhere reads as the identity of its
 object), resourceVersions, generation (and a DaemonSet Pod's
 pod-template-generation label, its owner's generation at its creation),
 timestamps (every RFC 3339 string),
+what the server allocates for a Service (cluster IPs, node ports),
 managedFields, generated names (generateName + a rank), the order of every
 list, and status.observedGeneration (compared as current or stale against
 its object's generation). What records the path a run took is not end
@@ -408,6 +409,7 @@ func (n *normalizer) object(obj map[string]any) map[string]any {
 		// newest revision's name, is compared through that object.
 		delete(st, "collisionCount")
 	}
+	allocatedByTheServer(obj)
 	if md, _ := obj["metadata"].(map[string]any); md != nil {
 		for _, f := range []string{"uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "selfLink"} {
 			delete(md, f)
@@ -430,6 +432,41 @@ func (n *normalizer) object(obj map[string]any) map[string]any {
 		}
 	}
 	return n.walk(obj).(map[string]any)
+}
+
+// allocatedByTheServer replaces what kube-apiserver's allocators pick for
+// a core/v1 Service (spec.clusterIP and clusterIPs unless "None", every
+// spec.ports[].nodePort, spec.healthCheckNodePort) by "<allocated>": the
+// real server picks them at random, and the fake from its range in the
+// order of the creates, so two runs that create the same Services in
+// another order hold them swapped.
+func allocatedByTheServer(obj map[string]any) {
+	if obj["kind"] != "Service" || obj["apiVersion"] != "v1" {
+		return
+	}
+	spec, _ := obj["spec"].(map[string]any)
+	if spec == nil {
+		return
+	}
+	if ip, ok := spec["clusterIP"].(string); ok && ip != "" && ip != "None" {
+		spec["clusterIP"] = "<allocated>"
+		if ips, ok := spec["clusterIPs"].([]any); ok {
+			for i := range ips {
+				ips[i] = "<allocated>"
+			}
+		}
+	}
+	if _, ok := spec["healthCheckNodePort"]; ok {
+		spec["healthCheckNodePort"] = "<allocated>"
+	}
+	ports, _ := spec["ports"].([]any)
+	for _, p := range ports {
+		if pm, ok := p.(map[string]any); ok {
+			if _, ok := pm["nodePort"]; ok {
+				pm["nodePort"] = "<allocated>"
+			}
+		}
+	}
 }
 
 // generationOf returns metadata.generation, -1 if absent.

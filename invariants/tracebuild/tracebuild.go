@@ -25,6 +25,8 @@ import (
 // Obj is an object as the builder's server holds it.
 type Obj struct {
 	Resource, Namespace, Name string
+	// APIVersion and Kind, optional, are written into the object.
+	APIVersion, Kind string
 	// UID is assigned by Create when empty.
 	UID string
 	// RV is assigned by every write.
@@ -77,6 +79,12 @@ func (o Obj) JSON() json.RawMessage {
 		md["deletionTimestamp"] = "2026-01-01T00:00:00Z"
 	}
 	doc := map[string]any{"metadata": md}
+	if o.APIVersion != "" {
+		doc["apiVersion"] = o.APIVersion
+	}
+	if o.Kind != "" {
+		doc["kind"] = o.Kind
+	}
 	spec := map[string]any{}
 	for k, v := range o.Spec {
 		spec[k] = v
