@@ -596,6 +596,19 @@ func (r *run) playStep(i int) {
 			r.waitQuiet()
 			return
 		}
+		if s.Child != (ChildRef{}) {
+			// A step aimed at a child acts on the object it resolves to
+			// now: the step record names it (two runs of one plan may
+			// resolve it to different objects).
+			rs, err := r.resolveChild(s)
+			if err != nil {
+				r.rec.record(rec)
+				r.rec.record(Record{Kind: RecNote, Actor: s.Actor, Step: i, Op: s.Op, Detail: "step failed: " + err.Error()})
+				return
+			}
+			s = rs
+			rec.Resource, rec.Namespace, rec.Name = s.Resource, s.Namespace, s.Name
+		}
 		r.rec.record(rec)
 		if err := r.apiStep(s); err != nil {
 			r.rec.record(Record{Kind: RecNote, Actor: s.Actor, Step: i, Op: s.Op, Detail: "step failed: " + err.Error()})

@@ -130,6 +130,25 @@ type reference struct {
 	// unmet is why the reference run failed eventual-convergence, if it
 	// did.
 	unmet string
+	// children maps each step aimed at a child (by its text) to the
+	// object it resolved to in the reference run.
+	children map[string]string
+}
+
+// childTargets maps each step of tr aimed at a child (sim.ChildRef), by
+// its text, to the object its step record says it resolved to.
+func childTargets(tr *sim.Trace) map[string]string {
+	out := map[string]string{}
+	if tr == nil || tr.Plan == nil {
+		return out
+	}
+	for _, r := range tr.Records {
+		if r.Kind != sim.RecStep || r.Step < 0 || r.Step >= len(tr.Plan.Steps) || tr.Plan.Steps[r.Step].Child == (sim.ChildRef{}) || r.Name == "" {
+			continue
+		}
+		out[stepText(tr.Plan, r.Step)] = r.Resource + "/" + r.Namespace + "/" + r.Name
+	}
+	return out
 }
 
 func (c *ReferenceCache) get(k string) (*reference, bool) {
@@ -194,7 +213,7 @@ func (c *ReferenceCache) Verdict(tr *sim.Trace, refPlan *sim.Plan, opts invarian
 				es = invariants.LeaveOutNondeterminism(es, es2)
 			}
 		}
-		ref = &reference{end: es, failed: map[string]string{}}
+		ref = &reference{end: es, failed: map[string]string{}, children: childTargets(rtr)}
 		for i, why := range FailedSteps(rtr) {
 			ref.failed[stepText(rtr.Plan, i)] = why
 		}
@@ -207,6 +226,17 @@ func (c *ReferenceCache) Verdict(tr *sim.Trace, refPlan *sim.Plan, opts invarian
 			}
 		}
 		c.put(k, ref)
+	}
+	here := childTargets(tr)
+	var resolved []string
+	for st, target := range ref.children {
+		if t, ok := here[st]; ok && t != target {
+			resolved = append(resolved, fmt.Sprintf("%q acted on %s in the reference run and on %s in this one", st, target, t))
+		}
+	}
+	if len(resolved) > 0 {
+		sort.Strings(resolved)
+		return unknown("a step aimed at a child resolved to another object in the two runs (the faults changed which children existed when it ran): " + strings.Join(resolved, "; ") + ": the runs' user actions differ, so their end states cannot be compared")
 	}
 	if ref.unmet != "" {
 		return unknown("the fault-free reference run did not reach the desired state (" + ref.unmet + "): its end state is no yardstick for this run's")
