@@ -932,15 +932,10 @@ func (r *run) createObject(c *fakeapi.Client, raw []byte) error {
 	return err
 }
 
-// apiStep applies an API operation step with the actor's client.
+// apiStep applies an API operation step with the actor's client. A step
+// aimed at a child comes resolved (playStep records what it resolved to).
 func (r *run) apiStep(s Step) error {
 	c := r.srv.Client(s.Actor)
-	if s.Child != (ChildRef{}) {
-		var err error
-		if s, err = r.resolveChild(s); err != nil {
-			return err
-		}
-	}
 	if s.Op == "update-status" {
 		return r.updateStatus(c, s)
 	}
