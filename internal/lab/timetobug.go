@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -165,21 +166,13 @@ func WriteTimeToBug(w io.Writer, rows []TimeToBugRow, max int) {
 			src = "-"
 		}
 		fmt.Fprintf(w, "| %s | %d/%d | %d / %s | %s / %s | %s | %s |\n", r.Subject, found, len(r.Campaigns),
-			medianInt(plans), maxPlans, roundCPU(median(cpus)), roundCPU(slices.Max(cpus)), strings.Join(names, ", "), src)
+			median(plans), maxPlans, roundCPU(median(cpus)), roundCPU(slices.Max(cpus)), strings.Join(names, ", "), src)
 	}
 }
 
-// medianInt is median for ints.
-func medianInt(xs []int) int {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
-
-// median is the middle value (the upper one of an even count).
-func median(xs []time.Duration) time.Duration {
-	s := slices.Clone(xs)
-	slices.Sort(s)
+// median is the middle value of xs (the upper one of an even count).
+func median[T cmp.Ordered](xs []T) T {
+	s := slices.Sorted(slices.Values(xs))
 	return s[len(s)/2]
 }
 
