@@ -6,6 +6,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
+
+	"github.com/cachelab/cachelab/fakeapi/store"
 )
 
 // CRDResources reads an apiextensions.k8s.io/v1 CustomResourceDefinition
@@ -51,6 +53,12 @@ func CRDResources(crd map[string]any) ([]ResourceInfo, error) {
 			HasStatus:  hasStatus,
 			ShortNames: shortNames,
 			Categories: categories,
+		}
+		if sc, found, _ := unstructured.NestedMap(vm, "subresources", "scale"); found {
+			spec, _, _ := unstructured.NestedString(sc, "specReplicasPath")
+			status, _, _ := unstructured.NestedString(sc, "statusReplicasPath")
+			sel, _, _ := unstructured.NestedString(sc, "labelSelectorPath")
+			info.Scale = &store.ScaleSubresource{SpecReplicasPath: spec, StatusReplicasPath: status, LabelSelectorPath: sel}
 		}
 		if s, found, _ := unstructured.NestedMap(vm, "schema", "openAPIV3Schema"); found {
 			info.OpenAPIV3Schema = s

@@ -248,6 +248,9 @@ type ResourceInfo struct {
 	// `kubectl get all`). Built-ins get kube-apiserver's from fakeapi/http.
 	ShortNames []string
 	Categories []string
+	// Scale, optional, is a CRD version's scale subresource: the server
+	// serves /scale for the resource, read from and written to its paths.
+	Scale *store.ScaleSubresource
 }
 
 // RegisterCRD serves a custom resource as unstructured objects.
@@ -272,6 +275,7 @@ func (s *Server) RegisterCRD(info ResourceInfo) error {
 		Prune:      info.Prune,
 		ShortNames: info.ShortNames,
 		Categories: info.Categories,
+		Scale:      info.Scale,
 	})
 }
 
@@ -284,7 +288,7 @@ func (s *Server) Resources() []ResourceInfo {
 	for _, r := range s.st.Resources() {
 		info := ResourceInfo{GVR: r.GVR, Kind: r.Kind, ListKind: r.ListKind,
 			Namespaced: r.Namespaced, HasStatus: r.HasStatus, Validate: r.Validate, Prune: r.Prune,
-			ShortNames: r.ShortNames, Categories: r.Categories}
+			ShortNames: r.ShortNames, Categories: r.Categories, Scale: r.Scale}
 		if r.Schema != nil {
 			info.OpenAPIV3Schema = r.Schema.Source()
 		}
@@ -505,7 +509,7 @@ func (s *Server) publishLocked(req *RequestInfo, evs []store.Event, handOver boo
 		sends := buf[:0]
 		owner := -1
 		for _, w := range s.watchers {
-			if w.info.Resource != ev.GVR || ev.RV <= w.startRV {
+			if w.source != ev.GVR || ev.RV <= w.startRV {
 				continue
 			}
 			seen, ok := w.filter(*ev)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/clock"
 
@@ -63,7 +64,10 @@ type watcher struct {
 	// it.
 	info WatcherInfo
 	// filter is what the watch sees of a live event (store.Filter).
-	filter  func(store.Event) (store.Event, bool)
+	filter func(store.Event) (store.Event, bool)
+	// source is the resource whose events the watch sees: its own, or
+	// the storage version it is served from (store.StorageResource).
+	source  schema.GroupVersionResource
 	ctx     context.Context
 	timeout time.Duration
 	// bookmarks is true when the client asked for periodic bookmarks.
@@ -98,6 +102,7 @@ func newWatcher(s *Server, ctx context.Context, info WatcherInfo, filter func(st
 	return &watcher{
 		s:            s,
 		info:         info,
+		source:       info.Resource,
 		filter:       filter,
 		ctx:          ctx,
 		timeout:      timeout,

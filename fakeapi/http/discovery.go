@@ -9,6 +9,7 @@ import (
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/cachelab/cachelab/fakeapi"
 )
@@ -48,7 +49,9 @@ func (h *handler) apiVersions(r *nethttp.Request) *metav1.APIVersions {
 	}
 }
 
-// groupVersions returns the served versions of each named group, sorted.
+// groupVersions returns the served versions of each named group, sorted
+// as kube-apiserver sorts them (version.CompareKubeAwareVersionStrings:
+// GA before beta before alpha, higher first), the preferred one first.
 func (h *handler) groupVersions() map[string][]string {
 	out := map[string][]string{}
 	for _, res := range h.srv.Resources() {
@@ -65,9 +68,14 @@ func (h *handler) groupVersions() map[string][]string {
 		}
 	}
 	for _, vs := range out {
-		sort.Strings(vs)
+		sortKubeAware(vs)
 	}
 	return out
+}
+
+// sortKubeAware sorts versions by kube-apiserver's priority, highest first.
+func sortKubeAware(vs []string) {
+	sort.SliceStable(vs, func(i, j int) bool { return version.CompareKubeAwareVersionStrings(vs[i], vs[j]) > 0 })
 }
 
 // group builds the discovery document of one group.
@@ -130,6 +138,7 @@ var shortNames = map[schema.GroupVersionResource][]string{
 	{Group: "networking.k8s.io", Version: "v1", Resource: "ingresses"}:          {"ing"},
 	{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"}:    {"netpol"},
 	{Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers"}: {"hpa"},
+	{Group: "autoscaling", Version: "v1", Resource: "horizontalpodautoscalers"}: {"hpa"},
 }
 
 // shortNamesOf returns a resource's short names: a CRD's own, else
@@ -162,6 +171,7 @@ var builtinCategories = map[schema.GroupVersionResource][]string{
 	{Group: "batch", Version: "v1", Resource: "jobs"}:                           {"all"},
 	{Version: "v1", Resource: "replicationcontrollers"}:                         {"all"},
 	{Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers"}: {"all"},
+	{Group: "autoscaling", Version: "v1", Resource: "horizontalpodautoscalers"}: {"all"},
 }
 
 // scaleKind is the kind the scale subresource answers.
@@ -273,6 +283,12 @@ func (h *handler) aggregatedDiscovery(core bool) *apidiscoveryv2.APIGroupDiscove
 		TypeMeta: metav1.TypeMeta{Kind: "APIGroupDiscoveryList", APIVersion: "apidiscovery.k8s.io/v2"},
 		Items:    []apidiscoveryv2.APIGroupDiscovery{},
 	}
+	sort.SliceStable(order, func(i, j int) bool {
+		if order[i].group != order[j].group {
+			return order[i].group < order[j].group
+		}
+		return version.CompareKubeAwareVersionStrings(order[i].version, order[j].version) > 0
+	})
 	index := map[string]int{}
 	for _, k := range order {
 		i, ok := index[k.group]

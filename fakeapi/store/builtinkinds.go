@@ -779,8 +779,11 @@ func validateHPA(h *autoscalingv2.HorizontalPodAutoscaler) field.ErrorList {
 		// HPAScaleToZero: zero only with an Object or External metric.
 		errs = append(errs, field.Forbidden(sp.Child("metrics"), "must specify at least one Object or External metric to support scaling to zero replicas"))
 	}
-	if h.Spec.MaxReplicas < 1 {
-		errs = append(errs, field.Invalid(sp.Child("maxReplicas"), h.Spec.MaxReplicas, "must be greater than 0"))
+	switch {
+	case h.Spec.MaxReplicas == 0:
+		errs = append(errs, field.Required(sp.Child("maxReplicas"), "must be set and greater than 0"))
+	case h.Spec.MaxReplicas < 0:
+		errs = append(errs, field.Invalid(sp.Child("maxReplicas"), h.Spec.MaxReplicas, "must be greater than or equal to 1"))
 	}
 	if m := h.Spec.MinReplicas; m != nil && h.Spec.MaxReplicas < *m {
 		errs = append(errs, field.Invalid(sp.Child("maxReplicas"), h.Spec.MaxReplicas, "must be greater than or equal to `minReplicas`"))

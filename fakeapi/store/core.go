@@ -34,6 +34,9 @@ type Store struct {
 
 	res  map[schema.GroupVersionResource]*resState
 	byGK map[schema.GroupKind]*resState
+	// views are the versions served from another version's storage
+	// (views.go).
+	views map[schema.GroupVersionResource]*view
 
 	// uidSeq and nameSeq make UIDs and generated names deterministic.
 	uidSeq  int64
@@ -152,7 +155,8 @@ func New(opts Options) *Store {
 		}
 		s.add(r)
 	}
-	s.addCRDs() // crds.go
+	s.addCRDs()  // crds.go
+	s.addViews() // views.go
 	return s
 }
 
@@ -176,7 +180,7 @@ func (s *Store) Register(r Resource) error {
 	switch {
 	case r.GVR.Resource == "" || r.GVR.Version == "" || r.Kind == "":
 		return fmt.Errorf("store: register %v: resource, version and kind are required (got resource %q, version %q, kind %q)", r.GVR, r.GVR.Resource, r.GVR.Version, r.Kind)
-	case s.res[r.GVR] != nil:
+	case s.res[r.GVR] != nil || s.views[r.GVR] != nil:
 		return fmt.Errorf("store: register %v: already served", r.GVR)
 	}
 	if r.ListKind == "" {
@@ -192,6 +196,9 @@ func (s *Store) Register(r Resource) error {
 
 // Resource returns the served resource with this GVR.
 func (s *Store) Resource(gvr schema.GroupVersionResource) (Resource, bool) {
+	if v := s.views[gvr]; v != nil {
+		return v.Resource, true
+	}
 	r, ok := s.res[gvr]
 	if !ok {
 		return Resource{}, false
@@ -202,21 +209,32 @@ func (s *Store) Resource(gvr schema.GroupVersionResource) (Resource, bool) {
 // Typed reports whether gvr is served as its Go type (a built-in), not
 // as *unstructured.Unstructured.
 func (s *Store) Typed(gvr schema.GroupVersionResource) bool {
+	if v := s.views[gvr]; v != nil {
+		return true
+	}
 	r, ok := s.res[gvr]
 	return ok && r.typed
 }
 
 // Resources returns every served resource, sorted by group, version and
-// resource name.
+// resource name; a version served from another's storage (autoscaling/v1
+// HorizontalPodAutoscalers) comes after the other resources of its group,
+// so that a lookup by plural name finds the storage version first.
 func (s *Store) Resources() []Resource {
-	out := make([]Resource, 0, len(s.res))
+	out := make([]Resource, 0, len(s.res)+len(s.views))
 	for _, r := range s.res {
 		out = append(out, r.Resource)
+	}
+	for _, v := range s.views {
+		out = append(out, v.Resource)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i].GVR, out[j].GVR
 		if a.Group != b.Group {
 			return a.Group < b.Group
+		}
+		if va, vb := s.views[a] != nil, s.views[b] != nil; va != vb {
+			return vb
 		}
 		if a.Version != b.Version {
 			return a.Version < b.Version
@@ -299,6 +317,9 @@ func (s *Store) Objects() []Event {
 	var out []Event
 	for _, res := range s.Resources() {
 		r := s.res[res.GVR]
+		if r == nil {
+			continue // a view: its objects are its storage resource's
+		}
 		for _, it := range r.sortedItems() {
 			obj := r.decode(it.data)
 			out = append(out, Event{Type: watch.Added, GVR: r.GVR, Object: obj, RV: objectRV(obj)})

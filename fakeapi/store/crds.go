@@ -228,6 +228,7 @@ func crdVersionResources(crd *apiextensionsv1.CustomResourceDefinition) ([]Resou
 			ListKind:   n.ListKind,
 			Namespaced: crd.Spec.Scope == apiextensionsv1.NamespaceScoped,
 			HasStatus:  v.Subresources != nil && v.Subresources.Status != nil,
+			Scale:      scaleSubresource(v.Subresources),
 			ShortNames: n.ShortNames,
 			Categories: n.Categories,
 		}
@@ -391,4 +392,16 @@ func setCRDCondition(crd *apiextensionsv1.CustomResourceDefinition, c apiextensi
 		}
 	}
 	crd.Status.Conditions = append(crd.Status.Conditions, c)
+}
+
+// scaleSubresource is a CRD version's scale subresource (nil for none).
+func scaleSubresource(sr *apiextensionsv1.CustomResourceSubresources) *ScaleSubresource {
+	if sr == nil || sr.Scale == nil {
+		return nil
+	}
+	sc := &ScaleSubresource{SpecReplicasPath: sr.Scale.SpecReplicasPath, StatusReplicasPath: sr.Scale.StatusReplicasPath}
+	if sr.Scale.LabelSelectorPath != nil {
+		sc.LabelSelectorPath = *sr.Scale.LabelSelectorPath
+	}
+	return sc
 }

@@ -32,6 +32,9 @@ const maxJSONPatchOperations = 10000
 // UnsupportedMediaType for other patch types (and strategic merge on a
 // custom resource), 404 if the object does not exist.
 func (s *Store) Patch(gvr schema.GroupVersionResource, ns, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresource string) (runtime.Object, []Event, error) {
+	if v := s.views[gvr]; v != nil {
+		return v.patch(s, ns, name, pt, data, opts, subresource)
+	}
 	r, err := s.resource(gvr)
 	if err != nil {
 		return nil, nil, err

@@ -209,6 +209,7 @@ func TestResourcesComeFromTheSchemeAndCRDsRegister(t *testing.T) {
 		"apps/v1, Resource=replicasets ReplicaSet ReplicaSetList",
 		"apps/v1, Resource=statefulsets StatefulSet StatefulSetList",
 		"autoscaling/v2, Resource=horizontalpodautoscalers HorizontalPodAutoscaler HorizontalPodAutoscalerList",
+		"autoscaling/v1, Resource=horizontalpodautoscalers HorizontalPodAutoscaler HorizontalPodAutoscalerList",
 		"batch/v1, Resource=cronjobs CronJob CronJobList",
 		"batch/v1, Resource=jobs Job JobList",
 		"coordination.k8s.io/v1, Resource=leases Lease LeaseList",

@@ -169,6 +169,9 @@ func (s *Store) compileSelector(r *resState, ns string, ls labels.Selector, fs f
 // as kube-apiserver's watch cache does: "" and "0" read the latest; N reads
 // the latest if N <= RV(), else gets the Too-large answer.
 func (s *Store) Get(gvr schema.GroupVersionResource, ns, name string, opts metav1.GetOptions) (runtime.Object, error) {
+	if v := s.views[gvr]; v != nil {
+		return v.get(s, ns, name, opts)
+	}
 	r, err := s.resource(gvr)
 	if err != nil {
 		return nil, err
@@ -248,6 +251,9 @@ func decodeContinue(token string) (string, int64, error) {
 // metadata.resourceVersion, continue and remainingItemCount (when no
 // selector filters).
 func (s *Store) List(gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions, replicaLag int64) (runtime.Object, ListInfo, error) {
+	if v := s.views[gvr]; v != nil {
+		return v.list(s, ns, opts, replicaLag)
+	}
 	r, err := s.resource(gvr)
 	if err != nil {
 		return nil, ListInfo{}, err

@@ -3,12 +3,15 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
+	"strings"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -21,7 +24,7 @@ import (
 // Deployments, ReplicaSets and StatefulSets, v1 ReplicationControllers).
 func (s *Store) HasScale(gvr schema.GroupVersionResource) bool {
 	r, ok := s.res[gvr]
-	return ok && r.scale
+	return ok && (r.scale || r.Scale != nil)
 }
 
 // ReturnsDeletedObject reports whether a delete of gvr answers the deleted
@@ -39,7 +42,7 @@ func (s *Store) scaleResource(gvr schema.GroupVersionResource) (*resState, error
 	if err != nil {
 		return nil, err
 	}
-	if !r.scale {
+	if !r.scale && r.Scale == nil {
 		return nil, checkSubresource(r, "scale")
 	}
 	return r, nil
@@ -90,6 +93,13 @@ func (s *Store) GetScale(gvr schema.GroupVersionResource, ns, name string) (*aut
 	if !ok {
 		return nil, apierrors.NewNotFound(r.groupResource(), name)
 	}
+	if u, ok := cur.(*unstructured.Unstructured); ok && r.Scale != nil {
+		sc, found, err := scaleOfCustomResource(u, r.Scale)
+		if err == nil && !found {
+			err = apierrors.NewInternalError(fmt.Errorf("the spec replicas field %q does not exist", r.Scale.SpecReplicasPath))
+		}
+		return sc, err
+	}
 	return scaleOf(cur)
 }
 
@@ -114,7 +124,9 @@ func (s *Store) UpdateScale(gvr schema.GroupVersionResource, ns string, sc *auto
 	if !ok {
 		return nil, nil, apierrors.NewNotFound(r.groupResource(), sc.Name)
 	}
-	if sc.Spec.Replicas < 0 {
+	if sc.Spec.Replicas < 0 && r.Scale == nil {
+		// A custom resource's replicas are validated with the object
+		// (validateScalePaths and its schema), as apiextensions does.
 		return nil, nil, apierrors.NewInvalid(schema.GroupKind{Group: "autoscaling", Kind: "Scale"}, sc.Name,
 			field.ErrorList{field.Invalid(field.NewPath("spec", "replicas"), sc.Spec.Replicas, "must be greater than or equal to 0")})
 	}
@@ -124,7 +136,13 @@ func (s *Store) UpdateScale(gvr schema.GroupVersionResource, ns string, sc *auto
 	}
 	o := cur.DeepCopyObject()
 	n := sc.Spec.Replicas
-	replicasField(o).Set(reflect.ValueOf(&n))
+	if u, ok := o.(*unstructured.Unstructured); ok && r.Scale != nil {
+		if err := unstructured.SetNestedField(u.Object, int64(n), splitReplicasPath(r.Scale.SpecReplicasPath)...); err != nil {
+			return nil, nil, apierrors.NewBadRequest(err.Error())
+		}
+	} else {
+		replicasField(o).Set(reflect.ValueOf(&n))
+	}
 	s.manager, s.trackSub = opts.FieldManager, "scale"
 	defer func() { s.manager, s.trackSub = "", "" }()
 	out, events, err := s.update(r, key, o, cur, "", "update", len(opts.DryRun) > 0)
@@ -136,8 +154,76 @@ func (s *Store) UpdateScale(gvr schema.GroupVersionResource, ns string, sc *auto
 			events[i].Subresource = "scale"
 		}
 	}
+	if u, ok := out.(*unstructured.Unstructured); ok && r.Scale != nil {
+		res, _, err := scaleOfCustomResource(u, r.Scale)
+		if err != nil {
+			return nil, nil, apierrors.NewBadRequest(err.Error())
+		}
+		return res, events, nil
+	}
 	res, err := scaleOf(out)
 	return res, events, err
+}
+
+// splitReplicasPath splits a scale subresource's JSON path (".spec.replicas")
+// into its fields, ignoring the leading period.
+func splitReplicasPath(p string) []string {
+	return strings.Split(strings.TrimPrefix(p, "."), ".")
+}
+
+// scaleOfCustomResource is apiextensions-apiserver's
+// scaleFromCustomResource: the Scale of a custom resource from its CRD's
+// scale paths (a missing replicas field reads 0; found says whether the
+// spec's was there).
+func scaleOfCustomResource(u *unstructured.Unstructured, sp *ScaleSubresource) (*autoscalingv1.Scale, bool, error) {
+	spec, found, err := unstructured.NestedInt64(u.Object, splitReplicasPath(sp.SpecReplicasPath)...)
+	if err != nil {
+		return nil, false, apierrors.NewInternalError(err)
+	}
+	status, _, err := unstructured.NestedInt64(u.Object, splitReplicasPath(sp.StatusReplicasPath)...)
+	if err != nil {
+		return nil, false, apierrors.NewInternalError(err)
+	}
+	var selector string
+	if sp.LabelSelectorPath != "" {
+		if selector, _, err = unstructured.NestedString(u.Object, splitReplicasPath(sp.LabelSelectorPath)...); err != nil {
+			return nil, false, apierrors.NewInternalError(err)
+		}
+	}
+	return &autoscalingv1.Scale{
+		TypeMeta: metav1.TypeMeta{Kind: "Scale", APIVersion: "autoscaling/v1"},
+		ObjectMeta: metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(),
+			ResourceVersion: u.GetResourceVersion(), CreationTimestamp: u.GetCreationTimestamp()},
+		Spec:   autoscalingv1.ScaleSpec{Replicas: int32(spec)},
+		Status: autoscalingv1.ScaleStatus{Replicas: int32(status), Selector: selector},
+	}, found, nil
+}
+
+// validateScalePaths is apiextensions' ValidateScaleSpec and
+// ValidateScaleStatus: the replicas at a scale subresource's paths are
+// integers from 0 to MaxInt32, the selector a string.
+func validateScalePaths(sp *ScaleSubresource, u *unstructured.Unstructured) field.ErrorList {
+	if sp == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	for _, p := range []string{sp.SpecReplicasPath, sp.StatusReplicasPath} {
+		n, _, err := unstructured.NestedInt64(u.Object, splitReplicasPath(p)...)
+		switch {
+		case err != nil:
+			errs = append(errs, field.Invalid(field.NewPath(p), n, err.Error()))
+		case n < 0:
+			errs = append(errs, field.Invalid(field.NewPath(p), n, "should be a non-negative integer"))
+		case n > math.MaxInt32:
+			errs = append(errs, field.Invalid(field.NewPath(p), n, fmt.Sprintf("should be less than or equal to %v", math.MaxInt32)))
+		}
+	}
+	if p := sp.LabelSelectorPath; p != "" {
+		if sel, _, err := unstructured.NestedString(u.Object, splitReplicasPath(p)...); err != nil {
+			errs = append(errs, field.Invalid(field.NewPath(p), sel, err.Error()))
+		}
+	}
+	return errs
 }
 
 // PatchScale applies a JSON merge or JSON patch to the Scale of ns/name

@@ -136,10 +136,25 @@ type Resource struct {
 	// Prune is set), defaulted and validated by it, as kube-apiserver does,
 	// before Validate runs.
 	Schema *Schema
+	// Scale, optional (custom resources only), is the CRD version's scale
+	// subresource: the resource then serves /scale (an autoscaling/v1
+	// Scale read from and written to these paths) and its objects'
+	// replicas are validated as apiextensions-apiserver validates them.
+	Scale *ScaleSubresource
 	// ShortNames and Categories are a CRD's, kept for discovery; the
 	// store does not use them.
 	ShortNames []string
 	Categories []string
+}
+
+// ScaleSubresource is a CRD version's subresources.scale: JSON paths
+// (".spec.replicas") of the desired and observed replicas and, optional,
+// of the label selector (a string) the Scale's status.selector is read
+// from.
+type ScaleSubresource struct {
+	SpecReplicasPath   string
+	StatusReplicasPath string
+	LabelSelectorPath  string
 }
 
 // Event is one revision of the store as a watch sees it: the object after the

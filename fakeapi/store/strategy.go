@@ -97,6 +97,7 @@ func Strategies() []schema.GroupResource {
 // ServedByStrategy reports whether this store serves gvr's writes through a
 // registered Strategy.
 func (s *Store) ServedByStrategy(gvr schema.GroupVersionResource) bool {
+	gvr = s.StorageResource(gvr)
 	r, ok := s.res[gvr]
 	return ok && r.strategy != nil
 }

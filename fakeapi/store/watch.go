@@ -53,6 +53,9 @@ func (s *Store) WatchStart(gvr schema.GroupVersionResource, ns string, opts meta
 // revision served it (its events after servedRV follow the initial ones),
 // else 0.
 func (s *Store) WatchStartServed(gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions, replicaLag int64) (initial []Event, startRV, servedRV int64, err error) {
+	if v := s.views[gvr]; v != nil {
+		return v.watchStart(s, ns, opts, replicaLag)
+	}
 	initial, startRV, err = s.watchStart(gvr, ns, opts, replicaLag)
 	if err != nil || startRV >= s.rv {
 		return initial, startRV, 0, err
@@ -158,6 +161,9 @@ func (s *Store) watchStart(gvr schema.GroupVersionResource, ns string, opts meta
 // resources are never seen; bookmarks of gvr always are. Bad selectors get
 // 400 BadRequest. The wrapper applies it to every event with RV > startRV.
 func (s *Store) Filter(gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (func(Event) (Event, bool), error) {
+	if v := s.views[gvr]; v != nil {
+		return v.filter(s, ns, opts)
+	}
 	r, err := s.resource(gvr)
 	if err != nil {
 		return nil, err
@@ -225,6 +231,9 @@ func (s *Store) MatcherNS(gvr schema.GroupVersionResource, ns string, opts metav
 // initialEventsEnd, the k8s.io/initial-events-end annotation; such a
 // bookmark is marked Initial).
 func (s *Store) Bookmark(gvr schema.GroupVersionResource, rv int64, initialEventsEnd bool) (Event, error) {
+	if v := s.views[gvr]; v != nil {
+		return v.bookmark(rv, initialEventsEnd)
+	}
 	r, err := s.resource(gvr)
 	if err != nil {
 		return Event{}, err

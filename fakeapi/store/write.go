@@ -136,6 +136,7 @@ func (s *Store) validateSpec(r *resState, obj, old runtime.Object) field.ErrorLi
 		if r.Validate != nil {
 			errs = append(errs, r.Validate(u)...)
 		}
+		errs = append(errs, validateScalePaths(r.Scale, u)...)
 	}
 	return errs
 }
@@ -150,6 +151,9 @@ func (s *Store) validateSpec(r *resState, obj, old runtime.Object) field.ErrorLi
 // missing fields, Validate), 400 BadRequest (wrong kind, namespace
 // mismatch), 500 when resourceVersion is set.
 func (s *Store) Create(gvr schema.GroupVersionResource, ns string, obj runtime.Object, opts metav1.CreateOptions) (runtime.Object, []Event, error) {
+	if v := s.views[gvr]; v != nil {
+		return v.create(s, ns, obj, opts)
+	}
 	r, err := s.resource(gvr)
 	if err != nil {
 		return nil, nil, err
@@ -281,6 +285,9 @@ func checkOptions(kind string, errs field.ErrorList) error {
 // terminating object deletes it (one DELETED event with the last stored
 // state, then any GC events).
 func (s *Store) Update(gvr schema.GroupVersionResource, ns string, obj runtime.Object, opts metav1.UpdateOptions, subresource string) (runtime.Object, []Event, error) {
+	if v := s.views[gvr]; v != nil {
+		return v.update(s, ns, obj, opts, subresource)
+	}
 	r, err := s.resource(gvr)
 	if err != nil {
 		return nil, nil, err
@@ -573,6 +580,9 @@ func specChanged(r *resState, old, cur runtime.Object) bool {
 // collected in the same call (events with ByGC). Deleting a terminating
 // object writes nothing and returns it.
 func (s *Store) Delete(gvr schema.GroupVersionResource, ns, name string, opts metav1.DeleteOptions) (runtime.Object, []Event, error) {
+	if v := s.views[gvr]; v != nil {
+		return v.delete(s, ns, name, opts)
+	}
 	r, err := s.resource(gvr)
 	if err != nil {
 		return nil, nil, err
@@ -652,6 +662,7 @@ func registryKey(r *resState, key string) string {
 // selectors, as Delete does for each (in key order). lo's resourceVersion,
 // limit and continue are ignored as kube-apiserver ignores them here.
 func (s *Store) DeleteCollection(gvr schema.GroupVersionResource, ns string, opts metav1.DeleteOptions, lo metav1.ListOptions) ([]Event, error) {
+	gvr = s.StorageResource(gvr)
 	r, err := s.resource(gvr)
 	if err != nil {
 		return nil, err
