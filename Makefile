@@ -130,3 +130,8 @@ kube-strategies: ## the cachelab binary with kube-apiserver's own strategies beh
 
 kube-strategies-test: ## kubestrategies' tests: the fidelity corpus with the hand-written rules and with the real strategies (scores of both), per-kind cases the real code gets right
 	cd kubestrategies && $(GO) test -count=1 ./...
+
+.PHONY: indexed-job-e2e
+indexed-job-e2e: real-apiserver-start ## deploy/campaign-job.yaml's Indexed Job (8 plans) under the real Job controller on the real kube-apiserver, Pods run as local processes from the image's filesystem by a kubelet stand-in: completion indexes, a killed shard retried, a bad one failing its index, the merge Job (upstream/indexedjob, about 35 s; docs/scale-out.md)
+	@cd upstream && { CACHELAB_INDEXEDJOB_E2E=1 $(GO) test ./indexedjob -v -count=1 -timeout 20m > /tmp/cachelab-indexedjob.log 2>&1; \
+		st=$$?; grep -v -e '^[IW][0-9][0-9][0-9][0-9] ' /tmp/cachelab-indexedjob.log; echo "(the Job controller's log lines: /tmp/cachelab-indexedjob.log)"; exit $$st; }
