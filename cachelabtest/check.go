@@ -499,14 +499,15 @@ func runJobs(t *testing.T, rep *reporter, jobs []lab.Job, out string) {
 			r.Wall = time.Since(start)
 			lab.Judge(r, tr, err)
 			lab.SaveStacks(r, filepath.Join(out, id))
-			rep.judgeReference(r, func(p *sim.Plan) (*sim.Trace, error) { return lab.RunWatched(t, p) })
+			runRef := func(p *sim.Plan) (*sim.Trace, error) { return lab.RunWatched(t, p) }
+			rep.judgeReference(r, runRef)
 			rep.ran(r)
 			failures, expected := rep.failures(r)
 			switch {
 			case len(failures) > 0 && rep.sink != nil:
-				t.Log("caught: " + rep.report(r, failures, expected, filepath.Join(out, id)))
+				t.Log("caught: " + rep.report(r, failures, expected, filepath.Join(out, id), runRef))
 			case len(failures) > 0:
-				t.Error(rep.report(r, failures, expected, filepath.Join(out, id)))
+				t.Error(rep.report(r, failures, expected, filepath.Join(out, id), runRef))
 			case testing.Verbose():
 				t.Log(rep.summary(r))
 			}
@@ -541,7 +542,8 @@ func runRandom(t *testing.T, rep *reporter, subject string, ps Plans, out string
 		tr, err := lab.RunWatched(t, &p)
 		r.Wall = time.Since(start)
 		lab.Judge(r, tr, err)
-		rep.judgeReference(r, func(p *sim.Plan) (*sim.Trace, error) { return lab.RunWatched(t, p) })
+		runRef := func(p *sim.Plan) (*sim.Trace, error) { return lab.RunWatched(t, p) }
+		rep.judgeReference(r, runRef)
 		rep.ran(r)
 		if _, ok := r.Err.(*lab.StuckError); ok {
 			// Not shrunk: each smaller plan rapid tried could hang as
@@ -551,7 +553,7 @@ func runRandom(t *testing.T, rep *reporter, subject string, ps Plans, out string
 			stuck = true
 			lab.SaveStacks(r, filepath.Join(out, "random-stuck"))
 			failures, expected := rep.failures(r)
-			text := rep.report(r, failures, expected, filepath.Join(out, "random-stuck"))
+			text := rep.report(r, failures, expected, filepath.Join(out, "random-stuck"), nil)
 			if rep.sink == nil {
 				t.Error(text)
 			}
@@ -562,7 +564,7 @@ func runRandom(t *testing.T, rep *reporter, subject string, ps Plans, out string
 			// shrink would run many more plans per failure), in a
 			// folder of its own, and draw the next.
 			dir := filepath.Join(out, fmt.Sprintf("random-%d", keep.plans))
-			text := rep.report(r, failures, expected, dir)
+			text := rep.report(r, failures, expected, dir, runRef)
 			if rep.sink == nil {
 				t.Error(text)
 			}
@@ -575,7 +577,7 @@ func runRandom(t *testing.T, rep *reporter, subject string, ps Plans, out string
 			// failed verdicts, which rapid requires to be the same when
 			// it runs a smaller plan twice to accept it (times and
 			// positions may differ from run to run).
-			rt.Log(rep.report(r, failures, expected, filepath.Join(out, "random")))
+			rt.Log(rep.report(r, failures, expected, filepath.Join(out, "random"), runRef))
 			names := make([]string, 0, len(failures))
 			for _, v := range failures {
 				names = append(names, v.Invariant)
@@ -688,7 +690,12 @@ func (rep *reporter) failures(r *lab.Result) (failed, expected []invariants.Verd
 }
 
 // report writes r's files into dir and returns the failure's text.
-func (rep *reporter) report(r *lab.Result, failures, expected []invariants.Verdict, dir string) string {
+//
+// When matches-reference failed, the fault-free reference run is run again
+// with runRef (same plan, same code: the same run) and its files are
+// written into dir/reference, so that the two runs can be read side by
+// side; runRef may be nil (then only the failing run is written).
+func (rep *reporter) report(r *lab.Result, failures, expected []invariants.Verdict, dir string, runRef func(*sim.Plan) (*sim.Trace, error)) string {
 	var b strings.Builder
 	p := r.Job.Plan
 	fmt.Fprintf(&b, "cachelab: %s failed plan %q (seed %d, %d steps; %s virtual, %s wall):\n", p.Subject, p.Name, p.Seed, len(p.Steps), endOf(r.Trace), r.Wall.Round(time.Millisecond))
@@ -719,6 +726,9 @@ func (rep *reporter) report(r *lab.Result, failures, expected []invariants.Verdi
 		fmt.Fprintf(&b, "  (files not written: %v)\n", r.WriteErr)
 	} else {
 		fmt.Fprintf(&b, "  report: %s\n", filepath.Join(dir, lab.ReportFile))
+		if line := rep.writeReference(r, failures, filepath.Join(dir, ReferenceDir), runRef); line != "" {
+			b.WriteString(line)
+		}
 	}
 	replay := rep.replayCommand(filepath.Join(dir, lab.PlanFile))
 	fmt.Fprintf(&b, "  replay (from the module's root): %s", replay)
@@ -729,6 +739,33 @@ func (rep *reporter) report(r *lab.Result, failures, expected []invariants.Verdi
 		rep.mu.Unlock()
 	}
 	return b.String()
+}
+
+// ReferenceDir is the folder, inside a failing run's folder, that holds
+// the fault-free reference run's plan, trace and report when the run
+// failed matches-reference.
+const ReferenceDir = "reference"
+
+// writeReference writes the reference run of r into dir when r failed
+// matches-reference, and returns the line that names it ("" when nothing
+// was written; a line with the error when writing failed).
+func (rep *reporter) writeReference(r *lab.Result, failures []invariants.Verdict, dir string, runRef func(*sim.Plan) (*sim.Trace, error)) string {
+	if runRef == nil || r.Trace == nil || !slices.ContainsFunc(failures, func(v invariants.Verdict) bool { return v.Invariant == invariants.NameMatchesReference }) {
+		return ""
+	}
+	ref, faulty := lab.ReferencePlanOf(r.Trace)
+	if !faulty {
+		return ""
+	}
+	rr := &lab.Result{Job: lab.NewJob(ref, nil), Dir: dir}
+	start := time.Now()
+	tr, err := runRef(ref)
+	rr.Wall = time.Since(start)
+	lab.Judge(rr, tr, err)
+	if err := lab.WriteRun(rr, lab.Options{Replay: rep.replayCommand, Accepted: rep.accepted()}); err != nil {
+		return fmt.Sprintf("  (reference run not written: %v)\n", err)
+	}
+	return fmt.Sprintf("  reference run (the same user actions, no fault): %s\n", filepath.Join(dir, lab.ReportFile))
 }
 
 // accepted is the Controller's Expect as the report shows it: invariant

@@ -3,8 +3,10 @@ package cachelabtest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -285,6 +287,50 @@ func TestCatchReportsMatchesReferenceWithNoDesired(t *testing.T) {
 	}
 	if f := Catch(t, mirror(false), These(faultedPlan())); len(f) != 0 {
 		t.Errorf("the level-based mirror failed: %s", f[0].Report)
+	}
+}
+
+// A matches-reference failure writes the fault-free reference run beside
+// the failing one (its plan, trace and report), and names it: the two runs
+// are what a user reads side by side. A failure of anything else writes no
+// reference run.
+func TestAMatchesReferenceFailureWritesTheReferenceRun(t *testing.T) {
+	t.Chdir(t.TempDir())
+	failures := Catch(t, mirror(true), These(faultedPlan()))
+	if len(failures) != 1 {
+		t.Fatalf("%d failures, want 1", len(failures))
+	}
+	dir := filepath.Join(filepath.Dir(failures[0].ReportPath), ReferenceDir)
+	if !strings.Contains(failures[0].Report, "reference run (the same user actions, no fault): "+filepath.Join(dir, lab.ReportFile)) {
+		t.Errorf("the failure does not name the reference run's report:\n%s", failures[0].Report)
+	}
+	plan, err := sim.LoadPlanFile(filepath.Join(dir, lab.PlanFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := lab.ReferencePlan(failures[0].Plan); len(plan.Steps) != len(want.Steps) {
+		t.Errorf("reference/plan.json has %d steps, want the reference plan's %d", len(plan.Steps), len(want.Steps))
+	}
+	for _, f := range []string{lab.TraceFile, lab.ReportFile, lab.VerdictsFile} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("reference run: %v", err)
+		}
+	}
+
+	// A failure of another invariant: no reference folder.
+	never := mirror(false)
+	never.Desired = func(*State) error { return errors.New("never") }
+	failures = Catch(t, never, These(faultedPlan()))
+	if len(failures) != 1 {
+		t.Fatalf("%d failures of a controller whose Desired never holds, want 1", len(failures))
+	}
+	for _, v := range failures[0].Failed {
+		if v.Invariant == invariants.NameMatchesReference {
+			t.Fatalf("the level-based mirror failed matches-reference: %s", v.Reason)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(failures[0].ReportPath), ReferenceDir)); err == nil || strings.Contains(failures[0].Report, "reference run (") {
+		t.Errorf("a failure without matches-reference wrote a reference run:\n%s", failures[0].Report)
 	}
 }
 
