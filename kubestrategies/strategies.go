@@ -157,6 +157,9 @@ func Register() {
 	for _, k := range Kinds {
 		store.RegisterStrategy(k.GVR.GroupResource(), newAdapter(k))
 	}
+	for _, gk := range Converted {
+		store.RegisterConverter(gk, SchemeConverter{})
+	}
 }
 
 // Unregister removes every Kind's registration: stores created afterwards
@@ -166,6 +169,36 @@ func Unregister() {
 	for _, k := range Kinds {
 		store.RegisterStrategy(k.GVR.GroupResource(), nil)
 	}
+	for _, gk := range Converted {
+		store.RegisterConverter(gk, nil)
+	}
+}
+
+// Converted are the kinds the store serves in a second version from one
+// storage (autoscaling/v1 HorizontalPodAutoscalers, stored as v2), which
+// Register converts with SchemeConverter.
+var Converted = []schema.GroupKind{{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}}
+
+// SchemeConverter converts a built-in object between two versions as
+// kube-apiserver does: to the internal version and on to the other one
+// through legacyscheme's conversion functions (for HorizontalPodAutoscalers
+// pkg/apis/autoscaling/v1's annotation round trip).
+type SchemeConverter struct{}
+
+// Convert implements store.Converter.
+func (SchemeConverter) Convert(in, out runtime.Object) error {
+	gvks, _, err := legacyscheme.Scheme.ObjectKinds(in)
+	if err != nil {
+		return err
+	}
+	internal, err := legacyscheme.Scheme.New(gvks[0].GroupKind().WithVersion(runtime.APIVersionInternal))
+	if err != nil {
+		return err
+	}
+	if err := legacyscheme.Scheme.Convert(in.DeepCopyObject(), internal, nil); err != nil {
+		return err
+	}
+	return legacyscheme.Scheme.Convert(internal, out, nil)
 }
 
 // Names returns the registered resources as "resource.group" (core:
@@ -326,12 +359,16 @@ func (a *adapter) toInternal(obj runtime.Object) (runtime.Object, error) {
 	return out, nil
 }
 
-// toVersioned converts an internal object back to the served version.
+// toVersioned converts an internal object back to the served version and
+// defaults it, as kube-apiserver's storage decodes (and defaults) what it
+// stored before answering: a PVC's status.phase Pending, which
+// PrepareForCreate has just reset, comes back that way.
 func (a *adapter) toVersioned(in runtime.Object) (runtime.Object, field.ErrorList) {
 	out := reflect.New(a.versioned.Elem()).Interface().(runtime.Object)
 	if err := legacyscheme.Scheme.Convert(in, out, nil); err != nil {
 		return nil, internalErr(fmt.Errorf("converting %s to %s: %w", a.Kind.Kind, a.GVR.Version, err))
 	}
+	legacyscheme.Scheme.Default(out)
 	out.GetObjectKind().SetGroupVersionKind(a.GVR.GroupVersion().WithKind(a.Kind.Kind))
 	return out, nil
 }

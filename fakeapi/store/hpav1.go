@@ -72,8 +72,11 @@ func rulesToInternal(r *autoscalingv2.HPAScalingRules) *hpaScalingRulesInternal 
 		return nil
 	}
 	out := &hpaScalingRulesInternal{StabilizationWindowSeconds: r.StabilizationWindowSeconds, SelectPolicy: r.SelectPolicy, Tolerance: r.Tolerance}
-	for _, p := range r.Policies {
-		out.Policies = append(out.Policies, hpaScalingPolicyInternal(p))
+	if r.Policies != nil { // an empty list stays one: "[]", not null
+		out.Policies = make([]hpaScalingPolicyInternal, len(r.Policies))
+	}
+	for i, p := range r.Policies {
+		out.Policies[i] = hpaScalingPolicyInternal(p)
 	}
 	return out
 }
@@ -83,8 +86,11 @@ func rulesFromInternal(r *hpaScalingRulesInternal) *autoscalingv2.HPAScalingRule
 		return nil
 	}
 	out := &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: r.StabilizationWindowSeconds, SelectPolicy: r.SelectPolicy, Tolerance: r.Tolerance}
-	for _, p := range r.Policies {
-		out.Policies = append(out.Policies, autoscalingv2.HPAScalingPolicy(p))
+	if r.Policies != nil {
+		out.Policies = make([]autoscalingv2.HPAScalingPolicy, len(r.Policies))
+	}
+	for i, p := range r.Policies {
+		out.Policies[i] = autoscalingv2.HPAScalingPolicy(p)
 	}
 	return out
 }
@@ -164,7 +170,7 @@ func hpaV2ToV1(in *autoscalingv2.HorizontalPodAutoscaler) (*autoscalingv1.Horizo
 		conds := make([]autoscalingv1.HorizontalPodAutoscalerCondition, len(st.Conditions))
 		for i, c := range st.Conditions {
 			conds[i] = autoscalingv1.HorizontalPodAutoscalerCondition{Type: autoscalingv1.HorizontalPodAutoscalerConditionType(c.Type),
-				Status: c.Status, LastTransitionTime: c.LastTransitionTime, Reason: c.Reason, Message: c.Message}
+				Status: c.Status, LastTransitionTime: c.LastTransitionTime, Reason: c.Reason, Message: c.Message, ObservedGeneration: c.ObservedGeneration}
 		}
 		if err := set(hpaConditionsAnnotation, conds); err != nil {
 			return nil, err
@@ -235,7 +241,7 @@ func hpaV1ToV2(in *autoscalingv1.HorizontalPodAutoscaler) (*autoscalingv2.Horizo
 			out.Status.Conditions = make([]autoscalingv2.HorizontalPodAutoscalerCondition, len(conds))
 			for i, c := range conds {
 				out.Status.Conditions[i] = autoscalingv2.HorizontalPodAutoscalerCondition{Type: autoscalingv2.HorizontalPodAutoscalerConditionType(c.Type),
-					Status: c.Status, LastTransitionTime: c.LastTransitionTime, Reason: c.Reason, Message: c.Message}
+					Status: c.Status, LastTransitionTime: c.LastTransitionTime, Reason: c.Reason, Message: c.Message, ObservedGeneration: c.ObservedGeneration}
 			}
 		}
 	}

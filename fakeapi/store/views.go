@@ -51,6 +51,16 @@ func RegisterConverter(gk schema.GroupKind, c Converter) {
 	converters.m[gk] = c
 }
 
+// LabConverter returns the lab's own Converter for gk (written out from
+// kube-apiserver's conversion functions), the one stores use when none is
+// registered; ok is false for a kind the lab serves in one version only.
+func LabConverter(gk schema.GroupKind) (c Converter, ok bool) {
+	if gk == (schema.GroupKind{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}) {
+		return hpaConverter{}, true
+	}
+	return nil, false
+}
+
 // registeredConverter is the Converter registered for gk, else def.
 func registeredConverter(gk schema.GroupKind, def Converter) Converter {
 	converters.RLock()
