@@ -3,6 +3,7 @@ module github.com/cachelab/cachelab
 go 1.26.0
 
 require (
+	github.com/google/pprof v0.0.0-20250403155104-27863c87afa6
 	github.com/prometheus/client_golang v1.24.0
 	k8s.io/apiextensions-apiserver v0.37.0
 	k8s.io/apimachinery v0.37.2
