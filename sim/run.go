@@ -250,6 +250,8 @@ type run struct {
 	// informers (Env.Metrics) in virtual time.
 	metrics *clientmetrics.Collector
 	done    bool
+	// drained is true once shutdown let virtual time pass (shutdownGrace).
+	drained bool
 }
 
 func newRun(ctx context.Context, plan *Plan, info SubjectInfo) *run {
@@ -800,7 +802,23 @@ func (r *run) shutdown() {
 	}
 	r.srv.Close()
 	synctest.Wait()
+	if !r.drained {
+		// Time stops once a bubble's main goroutine has exited, so a
+		// goroutine of the subject waiting out a backoff that ignores its
+		// context (client-go's watchList: `<-r.clock.After(...)`, up to
+		// 60 s) would outlive the run and synctest would end the bubble
+		// as deadlocked. Let virtual time pass until it wakes and sees its
+		// context ended; the trace is already taken.
+		r.drained = true
+		time.Sleep(shutdownGrace)
+		synctest.Wait()
+	}
 }
+
+// shutdownGrace is how much virtual time a run lets pass after it stopped
+// everything: client-go's longest clock wait that ignores its context (the
+// reflector's backoff, [30 s, 60 s) at most) and a margin.
+const shutdownGrace = 2 * time.Minute
 
 // finalState describes every object on the server.
 func (r *run) finalState() []ObjectState {
