@@ -79,6 +79,19 @@ type TimerScheduler interface {
 	AwaitTimer(w WatcherInfo, name string, d time.Duration) (fire <-chan struct{}, cancel func(), ok bool)
 }
 
+// InitialOrderer, when the Hooks given to a Server also implement it,
+// decides the order in which a WatchList sends its initial objects (the
+// server sends them by key otherwise, as kube-apiserver's watch cache
+// does). client-go's reflector puts them into a map before its handlers see
+// them, so the order reaches a handler only as the start of Go's map
+// iteration, a rotation of it (see package sim's replays).
+type InitialOrderer interface {
+	// OrderInitial returns the order in which to send watch w's initial
+	// ADDED events (a permutation of the indices of events); nil, or
+	// anything else, keeps the server's order.
+	OrderInitial(w WatcherInfo, events []EventInfo) []int
+}
+
 // NoHooks is a Hooks that injects no fault.
 type NoHooks struct{}
 

@@ -411,10 +411,48 @@ func (c *Client) watch(ctx context.Context, gvr schema.GroupVersionResource, ns 
 		s.observeLocked(Observation{Kind: ObsFault, Request: &req, Watcher: &wi, Fault: faultName(f, "stale-replica"),
 			Resource: gvr, Namespace: ns, RV: servedRV, Lag: lag})
 	}
+	s.orderInitialLocked(info, initial)
 	for i := range initial {
 		info := eventInfo(&initial[i])
 		s.sendLocked(w, initial[i].Type, initial[i].Object, &info, false)
 	}
 	go w.run()
 	return w, nil
+}
+
+// orderInitialLocked puts the initial ADDED events that open events (a
+// WatchList's objects) in the order the hooks ask for (InitialOrderer);
+// the bookmark and any event after them stay where they are.
+func (s *Server) orderInitialLocked(w WatcherInfo, events []store.Event) {
+	o, ok := s.hooks.(InitialOrderer)
+	if !ok {
+		return
+	}
+	n := 0
+	for n < len(events) && events[n].Initial && events[n].Type == watch.Added {
+		n++
+	}
+	if n < 2 {
+		return
+	}
+	infos := make([]EventInfo, n)
+	for i := range n {
+		infos[i] = eventInfo(&events[i])
+	}
+	order := o.OrderInitial(w, infos)
+	if len(order) != n {
+		return
+	}
+	seen := make([]bool, n)
+	for _, i := range order {
+		if i < 0 || i >= n || seen[i] {
+			return
+		}
+		seen[i] = true
+	}
+	sorted := make([]store.Event, n)
+	for k, i := range order {
+		sorted[k] = events[i]
+	}
+	copy(events, sorted)
 }

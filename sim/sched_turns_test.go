@@ -217,3 +217,66 @@ func TestAReplayThatCannotFollowItsScheduleSaysSo(t *testing.T) {
 		t.Fatalf("%d notes say the run could not follow its schedule, want 1", len(notes))
 	}
 }
+
+// A replay has the server send a WatchList's objects in the order the
+// recorded run's handlers got them, so that client-go's map (which hands
+// them out in the order they came, rotated to a random start among 8
+// slots) gives the recorded order in most attempts. A recording whose
+// handler got b before a (1 in 8 of the runs of a plan with a and b) makes
+// the replays' server send b first, where a plain run sends a first (by
+// key, as kube-apiserver does).
+func TestAReplaySendsAWatchListsObjectsInTheRecordedHandlersOrder(t *testing.T) {
+	registerTurnTaker()
+	plan := func() *sim.Plan { return turnsPlanOf("a", "b") }
+	recorded := run(t, plan())
+	if got := sentInitial(recorded); !slices.Equal(got, []string{"default/a", "default/b"}) {
+		t.Fatalf("a plain run sent the WatchList's objects as %q, want by key", got)
+	}
+	// A recording whose handler got b first: the subject treats a and b
+	// alike, so swapping them throughout an a-first schedule gives one.
+	h := slices.IndexFunc(recorded.Schedule, func(e string) bool { return strings.HasPrefix(e, "turn test/turns handler ") })
+	if h < 0 {
+		t.Fatalf("no handler turn in the schedule: %q", recorded.Schedule)
+	}
+	q := plan()
+	q.Schedule = recorded.Schedule
+	if strings.HasSuffix(recorded.Schedule[h], "default/a") {
+		swap := strings.NewReplacer("default/a", "default/b", "default/b", "default/a")
+		q.Schedule = nil
+		for _, e := range recorded.Schedule {
+			q.Schedule = append(q.Schedule, swap.Replace(e))
+		}
+	}
+	var attempts []int
+	first := 0
+	for i := range 10 {
+		tr := run(t, q)
+		if tr.Diverged {
+			t.Fatalf("replay %d could not follow in %d attempts: %q", i+1, tr.Attempts, tr.Divergences)
+		}
+		if got := sentInitial(tr); !slices.Equal(got, []string{"default/b", "default/a"}) {
+			t.Fatalf("replay %d: the server sent the WatchList's objects as %q, want the recorded handler's order b, a", i+1, got)
+		}
+		if d := sim.DiffDeliverySchedules(q.Schedule, tr.Schedule); d != "" {
+			t.Fatalf("replay %d: %s", i+1, d)
+		}
+		attempts = append(attempts, tr.Attempts)
+		if tr.Attempts == 1 {
+			first++
+		}
+	}
+	// Two objects sent b, a: the map starts at b in 7 of 8 iterations.
+	t.Logf("followed in the first attempt %d/10, attempts %v", first, attempts)
+}
+
+// sentInitial returns the objects of the subject's WatchList's initial
+// events, as the server sent them.
+func sentInitial(tr *sim.Trace) []string {
+	var out []string
+	for _, r := range tr.Records {
+		if r.Kind == sim.RecSent && r.Initial && r.EventType == "ADDED" && r.Actor == "test/turns" {
+			out = append(out, r.Namespace+"/"+r.Name)
+		}
+	}
+	return out
+}
