@@ -38,10 +38,68 @@ const (
 	// of it and before its write: the write conflicts (409) or, without a
 	// precondition, overwrites the competitor's change (a lost update).
 	ClassInterleaved = "interleaved-writer"
+	// ClassOwnWrites: not one of Sieve's three; the campaign's extension
+	// in their spirit (KEP-5647's stale controller). The controller's
+	// next reconcile reads its own object right after its own write of it,
+	// from a cache that does not show that write yet: its watch lags its
+	// own last write; or one of its writes fails while its watch of the
+	// objects whose status it writes is held, so that the error it reports
+	// in a status and the status that clears it are both writes it cannot
+	// read back.
+	ClassOwnWrites = "read-own-writes"
 )
 
 // TargetedClasses lists the classes in the order the generator emits them.
-var TargetedClasses = []string{ClassStale, ClassUnobserved, ClassIntermediate, ClassRequest, ClassInterleaved}
+var TargetedClasses = []string{ClassStale, ClassUnobserved, ClassIntermediate, ClassRequest, ClassInterleaved, ClassOwnWrites}
+
+// The kinds of perturbation (Targeted.Kind), each of one class.
+const (
+	// KindStaleRestart (stale-state): a restart onto a replica held at a
+	// moment of the reference.
+	KindStaleRestart = "restart onto a held replica"
+	// KindHiddenState (unobserved-state): the watch held across one state
+	// of an object, then 410 and a relist.
+	KindHiddenState = "state hidden behind a relist"
+	// KindTombstone (unobserved-state): a delete learned from a relist.
+	KindTombstone = "delete behind a relist"
+	// KindDownAcross (unobserved-state): the controller down across a
+	// change.
+	KindDownAcross = "controller down across a change"
+	// KindCrashBetween (intermediate-state): a crash between two writes of
+	// one reconcile.
+	KindCrashBetween = "crash between two writes"
+	// KindWriteFails (request-fault): a write fails, nothing applied.
+	KindWriteFails = "write fails"
+	// KindWriteTimesOut (request-fault): a write applied, answered 504.
+	KindWriteTimesOut = "write applied, then 504"
+	// KindSlowSync (request-fault): an informer's first sync slow.
+	KindSlowSync = "slow first sync"
+	// KindSlowResync (request-fault): a restart whose first sync is slow.
+	KindSlowResync = "restart with a slow first sync"
+	// KindWatchLagsOwnWrite (read-own-writes): the watch lags the
+	// controller's own write.
+	KindWatchLagsOwnWrite = "watch lags its own write"
+	// KindErrorUnseen (read-own-writes): a write fails while the controller's
+	// watch of the objects it reports on (status) is held: the error it
+	// reports and the status that clears it are both its own writes, and
+	// its next reconcile reads neither from its cache.
+	KindErrorUnseen = "error reported while its own writes are unseen"
+	// KindCompetitorLabel (interleaved-writer): a competitor labels the
+	// object between the controller's read and write.
+	KindCompetitorLabel = "competitor writes the object first"
+	// KindCompetitorStatus (interleaved-writer): a competitor sets a status
+	// condition between the controller's read and status write.
+	KindCompetitorStatus = "competitor writes the status first"
+)
+
+// roleOf names actor for a Targeted.Target: "the controller" for the
+// subject itself, the actor otherwise.
+func roleOf(actor string, v *refView) string {
+	if actor == v.subject {
+		return "the controller"
+	}
+	return actor
+}
 
 // Targeted is one targeted plan: the base plan's user actions plus one
 // perturbation placed where the reference run shows the controller
@@ -53,6 +111,17 @@ type Targeted struct {
 	Perturbation string
 	// Plan is the plan to run.
 	Plan sim.Plan
+	// Kind is the perturbation's shape within its class ("restart onto a
+	// held replica", "watch held, then 410", "controller down", "write
+	// fails", ...): a campaign takes the next plan of each kind in turn
+	// (lab.HuntPlans), so that no class or shape waits for another.
+	Kind string
+	// Target names the reference moment the perturbation hits, without
+	// times or revision numbers (the verb and resource of the write, the
+	// resource and kind of change held back): two workloads' plans with
+	// the same Kind and Target perturb the same kind of moment, and a
+	// campaign runs one of them before the repeats.
+	Target string
 }
 
 // Pruned is a perturbation the generator did not emit, with why it cannot
@@ -286,6 +355,8 @@ func TargetedPlans(base *sim.Plan, ref *sim.Trace, opt TargetedOptions) ([]Targe
 	out, pruned = append(out, s...), append(pruned, p...)
 	s, p = interleavedWriter(base, v)
 	out, pruned = append(out, s...), append(pruned, p...)
+	s, p = ownWrites(base, v)
+	out, pruned = append(out, s...), append(pruned, p...)
 	return out, pruned
 }
 
@@ -349,26 +420,27 @@ func staleState(base *sim.Plan, v *refView, opt TargetedOptions) ([]Targeted, []
 		at         time.Duration
 		pos        int
 		resource   string
+		kind       string // what happens at the moment, for Targeted.Target
 	}
 	var ms []moment
 	for _, c := range v.changes {
 		if c.step < 0 || c.actor == "setup" {
 			continue
 		}
-		what := ""
+		what, kind := "", ""
 		switch {
 		case c.verb == "delete" && c.event == "MODIFIED":
-			what = "the deletionTimestamp of " + c.key
+			what, kind = "the deletionTimestamp of "+c.key, "deletionTimestamp"
 		case c.verb == "delete":
-			what = "the delete of " + c.key
+			what, kind = "the delete of "+c.key, "delete"
 		case c.recreated:
-			what = "the recreate of " + c.key
+			what, kind = "the recreate of "+c.key, "recreate"
 		case c.verb == "update" || c.verb == "patch":
-			what = "the change of " + c.key
+			what, kind = "the change of "+c.key, "change"
 		default:
 			continue
 		}
-		m := moment{asOf: sim.FormatMoment(sim.MomentStep, c.step), what: what + " (" + c.resource + ", step " + fmt.Sprint(c.step) + ")", at: c.at, pos: c.pos, resource: c.resource}
+		m := moment{asOf: sim.FormatMoment(sim.MomentStep, c.step), what: what + " (" + c.resource + ", step " + fmt.Sprint(c.step) + ")", at: c.at, pos: c.pos, resource: c.resource, kind: kind + " by " + c.actor}
 		if len(ms) > 0 && ms[len(ms)-1].asOf == m.asOf {
 			continue // one moment per step
 		}
@@ -376,7 +448,7 @@ func staleState(base *sim.Plan, v *refView, opt TargetedOptions) ([]Targeted, []
 	}
 	for _, w := range v.writes {
 		if w.verb == "delete" {
-			ms = append(ms, moment{asOf: sim.FormatMoment(sim.MomentWrite, w.k), what: fmt.Sprintf("the controller's delete of %s (%s, its write #%d)", w.key, w.resource, w.k), at: w.at, pos: w.pos, resource: w.resource})
+			ms = append(ms, moment{asOf: sim.FormatMoment(sim.MomentWrite, w.k), what: fmt.Sprintf("the controller's delete of %s (%s, its write #%d)", w.key, w.resource, w.k), at: w.at, pos: w.pos, resource: w.resource, kind: "delete by the controller"})
 		}
 	}
 	// settled[i] is where the controller's reaction to the i-th user step
@@ -386,6 +458,7 @@ func staleState(base *sim.Plan, v *refView, opt TargetedOptions) ([]Targeted, []
 		pos  int
 		at   time.Duration
 		what string
+		kind string // "first write after" or "settled after CHANGE", for Targeted.Target
 	}
 	var settled []point
 	var stepChanges []refChange
@@ -406,7 +479,8 @@ func staleState(base *sim.Plan, v *refView, opt TargetedOptions) ([]Targeted, []
 			}
 		}
 		if last != nil {
-			settled = append(settled, point{pos: last.pos, at: last.at, what: fmt.Sprintf("its reaction to step %d (%s %s) settled", c.step, c.verb, c.key)})
+			settled = append(settled, point{pos: last.pos, at: last.at, what: fmt.Sprintf("its reaction to step %d (%s %s) settled", c.step, c.verb, c.key),
+				kind: "settled after a " + c.verb + " of " + c.resource})
 		}
 	}
 	var out []Targeted
@@ -428,7 +502,7 @@ func staleState(base *sim.Plan, v *refView, opt TargetedOptions) ([]Targeted, []
 		var points []point
 		for i := range v.writes {
 			if v.writes[i].pos > m.pos {
-				points = append(points, point{pos: v.writes[i].pos, at: v.writes[i].at, what: fmt.Sprintf("its first write after it (#%d)", v.writes[i].k)})
+				points = append(points, point{pos: v.writes[i].pos, at: v.writes[i].at, what: fmt.Sprintf("its first write after it (#%d)", v.writes[i].k), kind: "at its first write after it"})
 				break
 			}
 		}
@@ -468,7 +542,8 @@ func staleState(base *sim.Plan, v *refView, opt TargetedOptions) ([]Targeted, []
 					}
 				}
 			}
-			out = append(out, Targeted{Class: ClassStale, Perturbation: pdesc, Plan: p})
+			out = append(out, Targeted{Class: ClassStale, Perturbation: pdesc, Plan: p, Kind: KindStaleRestart,
+				Target: fmt.Sprintf("%s %s; restart %s", m.resource, m.kind, pt.kind)})
 		}
 	}
 	return out, pruned
@@ -501,7 +576,7 @@ func unobservedState(base *sim.Plan, v *refView, opt TargetedOptions) ([]Targete
 		byKey[k] = append(byKey[k], c)
 	}
 	covered := map[string]bool{}
-	hold := func(suffix, desc, resource string, from, to time.Duration) {
+	hold := func(kind, target, suffix, desc, resource string, from, to time.Duration) {
 		win := fmt.Sprintf("%s %d %d", resource, from, to)
 		if covered[win] {
 			return // two states hidden by the same hold and expiry are one plan
@@ -513,7 +588,8 @@ func unobservedState(base *sim.Plan, v *refView, opt TargetedOptions) ([]Targete
 			sim.Step{At: sim.Duration(to), Actor: sim.ActorFaults, Op: "expire", Resource: res, Target: v.subject},
 			sim.Step{At: sim.Duration(to), Actor: sim.ActorFaults, Op: "release", Resource: res, Target: v.subject},
 		)
-		out = append(out, Targeted{Class: ClassUnobserved, Perturbation: fmt.Sprintf("%s: watch of %s held %s..%s, then 410 and relist", desc, res, from, to), Plan: p})
+		out = append(out, Targeted{Class: ClassUnobserved, Perturbation: fmt.Sprintf("%s: watch of %s held %s..%s, then 410 and relist", desc, res, from, to), Plan: p,
+			Kind: kind, Target: target})
 	}
 	for _, k := range keys {
 		cs := byKey[k]
@@ -532,7 +608,8 @@ func unobservedState(base *sim.Plan, v *refView, opt TargetedOptions) ([]Targete
 				pruned = append(pruned, Pruned{ClassUnobserved, desc, "the subject's handlers never saw that state in the reference: hiding it changes nothing it sees"})
 				continue
 			}
-			hold(fmt.Sprintf("unobserved-%s-rv%d", nameOf(a.key), a.rv), desc, a.resource, a.at-time.Millisecond, b.at+time.Millisecond)
+			hold(KindHiddenState, fmt.Sprintf("%s %s %s by %s, then %s %s by %s", a.resource, a.verb, strings.ToLower(a.event), roleOf(a.actor, v), b.verb, strings.ToLower(b.event), roleOf(b.actor, v)),
+				fmt.Sprintf("unobserved-%s-rv%d", nameOf(a.key), a.rv), desc, a.resource, a.at-time.Millisecond, b.at+time.Millisecond)
 		}
 	}
 	// Deletes learned from a relist only.
@@ -562,7 +639,8 @@ func unobservedState(base *sim.Plan, v *refView, opt TargetedOptions) ([]Targete
 		} else {
 			tomb[tk] = true
 		}
-		hold(fmt.Sprintf("unobserved-tombstone-%s-rv%d", nameOf(d.key), d.rv), desc, d.resource, d.at-time.Millisecond, d.at+time.Millisecond)
+		hold(KindTombstone, d.resource+" deleted by "+roleOf(d.actor, v),
+			fmt.Sprintf("unobserved-tombstone-%s-rv%d", nameOf(d.key), d.rv), desc, d.resource, d.at-time.Millisecond, d.at+time.Millisecond)
 	}
 	// The controller down across a change.
 	down := map[string]bool{}
@@ -604,7 +682,8 @@ func unobservedState(base *sim.Plan, v *refView, opt TargetedOptions) ([]Targete
 				sim.Step{At: sim.Duration(from), Actor: "controller", Op: "crash"},
 				sim.Step{At: sim.Duration(to), Actor: "controller", Op: "restart"},
 			)
-			out = append(out, Targeted{Class: ClassUnobserved, Perturbation: fmt.Sprintf("%s: crash at %s, restart at %s", desc, from, to), Plan: p})
+			out = append(out, Targeted{Class: ClassUnobserved, Perturbation: fmt.Sprintf("%s: crash at %s, restart at %s", desc, from, to), Plan: p,
+				Kind: KindDownAcross, Target: fmt.Sprintf("%s %s by %s", c.resource, c.verb, roleOf(c.actor, v))})
 		}
 	}
 	return out, pruned
@@ -655,7 +734,8 @@ func intermediateState(base *sim.Plan, v *refView, opt TargetedOptions) ([]Targe
 		i := slices.IndexFunc(p.Steps, func(s sim.Step) bool { return s.AfterWrite == k })
 		st := p.Steps[i]
 		p.Steps = slices.Insert(slices.Delete(p.Steps, i, i+1), 0, st)
-		out = append(out, Targeted{Class: ClassIntermediate, Perturbation: fmt.Sprintf("%s; restart at %s", c.desc, restart), Plan: p})
+		out = append(out, Targeted{Class: ClassIntermediate, Perturbation: fmt.Sprintf("%s; restart at %s", c.desc, restart), Plan: p,
+			Kind: KindCrashBetween, Target: c.sig})
 	}
 	return out, pruned
 }
@@ -698,15 +778,14 @@ func requestFaults(base *sim.Plan, v *refView) ([]Targeted, []Pruned) {
 		}
 		out = append(out,
 			Targeted{Class: ClassRequest, Perturbation: "fail " + what + " with 500 (nothing applied)",
-				Plan: withSteps(base, fmt.Sprintf("request-fail-w%d", w.k), arm("fail-next", 500))},
+				Plan: withSteps(base, fmt.Sprintf("request-fail-w%d", w.k), arm("fail-next", 500)), Kind: KindWriteFails, Target: w.verb + " " + w.resource},
 			Targeted{Class: ClassRequest, Perturbation: "apply " + what + ", then answer 504 (timeout: outcome unknown to the controller)",
-				Plan: withSteps(base, fmt.Sprintf("request-timeout-w%d", w.k), arm("timeout-next-write", 0))},
+				Plan: withSteps(base, fmt.Sprintf("request-timeout-w%d", w.k), arm("timeout-next-write", 0)), Kind: KindWriteTimesOut, Target: w.verb + " " + w.resource},
 		)
 	}
 	// The reads: each informer's first sync slow (the watch's deliveries,
-	// the initial ones included, held for the first 2s), and the watch of
-	// each resource the controller writes lagging behind its own last
-	// write of it for 1s (its lister shows the older copy meanwhile).
+	// the initial ones included, held for the first 2s). (The watch
+	// lagging the controller's own writes: ownWrites.)
 	var watched []string
 	for r := range v.watched {
 		watched = append(watched, r)
@@ -716,7 +795,8 @@ func requestFaults(base *sim.Plan, v *refView) ([]Targeted, []Pruned) {
 		res := resourceArg(r)
 		out = append(out, Targeted{Class: ClassRequest, Perturbation: fmt.Sprintf("slow first sync: the controller's watch of %s delivers nothing for its first 2s", res),
 			Plan: withSteps(base, "request-slowsync-"+strings.Split(r, ".")[0],
-				sim.Step{At: 0, Actor: sim.ActorFaults, Op: "hold", Resource: res, Target: v.subject, For: sim.Duration(2 * time.Second)})})
+				sim.Step{At: 0, Actor: sim.ActorFaults, Op: "hold", Resource: res, Target: v.subject, For: sim.Duration(2 * time.Second)}),
+			Kind: KindSlowSync, Target: r})
 	}
 	// A restart whose first sync of R is slow: once the controller's
 	// reaction to the start has settled (its last write before the first
@@ -742,9 +822,29 @@ func requestFaults(base *sim.Plan, v *refView) ([]Targeted, []Pruned) {
 				Plan: withSteps(base, "request-slowresync-"+strings.Split(r, ".")[0],
 					sim.Step{At: t, Actor: "controller", Op: "crash"},
 					sim.Step{At: t, Actor: sim.ActorFaults, Op: "hold", Resource: res, Target: v.subject, For: sim.Duration(2 * time.Second)},
-					sim.Step{At: t, Actor: "controller", Op: "restart"})})
+					sim.Step{At: t, Actor: "controller", Op: "restart"}),
+				Kind: KindSlowResync, Target: r})
 		}
 	}
+	return out, pruned
+}
+
+// ownWrites: the controller's next reconcile reads its own object from a
+// cache that does not show its own last write of it yet (KEP-5647):
+//   - the watch of each resource it writes lagging 1s behind its last
+//     write of it (its lister shows the older copy meanwhile);
+//   - for one write of each verb and resource that is not a status write
+//     (the last of a reconcile that wrote no status, else the last), that
+//     write fails (500) while the controller's watch of each
+//     resource whose status it writes is held for 2s from just before the
+//     write: it reports the error in the status (a Degraded condition, a
+//     failed phase), its retry succeeds and computes the status that
+//     clears it; a controller that compares that status with its cached
+//     copy (which predates both of its writes) finds "unchanged" and
+//     leaves the error on the server.
+func ownWrites(base *sim.Plan, v *refView) ([]Targeted, []Pruned) {
+	var out []Targeted
+	var pruned []Pruned
 	lagged := map[string]bool{}
 	for i := len(v.writes) - 1; i >= 0; i-- {
 		w := v.writes[i]
@@ -754,9 +854,77 @@ func requestFaults(base *sim.Plan, v *refView) ([]Targeted, []Pruned) {
 		lagged[w.resource] = true
 		res := resourceArg(w.resource)
 		from := max(w.at-time.Millisecond, 0)
-		out = append(out, Targeted{Class: ClassRequest, Perturbation: fmt.Sprintf("the controller's watch of %s lags its own write #%d (%s %s) by 1s: held %s..%s", res, w.k, w.verb, w.key, from, from+time.Second),
-			Plan: withSteps(base, fmt.Sprintf("request-lag-w%d", w.k),
-				sim.Step{At: sim.Duration(from), Actor: sim.ActorFaults, Op: "hold", Resource: res, Target: v.subject, For: sim.Duration(time.Second)})})
+		out = append(out, Targeted{Class: ClassOwnWrites, Perturbation: fmt.Sprintf("the controller's watch of %s lags its own write #%d (%s %s) by 1s: held %s..%s", res, w.k, w.verb, w.key, from, from+time.Second),
+			Plan: withSteps(base, fmt.Sprintf("ownwrites-lag-w%d", w.k),
+				sim.Step{At: sim.Duration(from), Actor: sim.ActorFaults, Op: "hold", Resource: res, Target: v.subject, For: sim.Duration(time.Second)}),
+			Kind: KindWatchLagsOwnWrite, Target: w.verb + " " + w.resource})
+	}
+	var reports []string // resources whose status the controller writes
+	for _, w := range v.writes {
+		if _, sub, _ := strings.Cut(w.verb, "/"); sub == "status" && !slices.Contains(reports, w.resource) {
+			reports = append(reports, w.resource)
+		}
+	}
+	sort.Strings(reports)
+	// The write to fail, per verb and resource: the last one made by a
+	// reconcile that wrote no status (its status was already what it
+	// computed: after the error and the retry, it computes that status
+	// again, equal to its cached copy that predates both of its writes);
+	// without one, the last one.
+	quiet := map[int]bool{}
+	for _, rc := range v.reconciles {
+		if !slices.ContainsFunc(rc.writes, func(k int) bool { return strings.HasSuffix(v.writes[k-1].verb, "/status") }) {
+			for _, k := range rc.writes {
+				quiet[k] = true
+			}
+		}
+	}
+	last, lastQuiet := map[string]int{}, map[string]int{}
+	for _, w := range v.writes {
+		last[w.verb+" "+w.resource] = w.k
+		if quiet[w.k] {
+			lastQuiet[w.verb+" "+w.resource] = w.k
+		}
+	}
+	for key, k := range lastQuiet {
+		last[key] = k
+	}
+	for _, w := range v.writes {
+		verb, sub, _ := strings.Cut(w.verb, "/")
+		what := fmt.Sprintf("the controller's write #%d (%s %s %s)", w.k, w.verb, w.resource, w.key)
+		desc := "fail " + what + " with 500 while its own status writes are unseen"
+		switch {
+		case sub == "status":
+			continue // the report itself fails: request-fault's plan
+		case last[w.verb+" "+w.resource] != w.k:
+			pruned = append(pruned, Pruned{ClassOwnWrites, desc, fmt.Sprintf("the same verb and resource as write #%d (kept: the last of a reconcile that wrote no status, else the last)", last[w.verb+" "+w.resource])})
+			continue
+		case len(reports) == 0:
+			pruned = append(pruned, Pruned{ClassOwnWrites, desc, "the controller writes no status: no report of its own to read back"})
+			continue
+		}
+		var watched []string
+		for _, r := range reports {
+			if v.watched[r] {
+				watched = append(watched, r)
+			}
+		}
+		if len(watched) == 0 {
+			pruned = append(pruned, Pruned{ClassOwnWrites, desc, "the subject does not watch " + strings.Join(reports, ", ") + ": it reads its status from the server"})
+			continue
+		}
+		if sub != "" {
+			what += " (or its next " + verb + " of " + w.resource + ")"
+		}
+		from := max(w.at-time.Millisecond, 0)
+		steps := []sim.Step{{At: 0, Actor: sim.ActorFaults, Op: "fail-next", Code: 500, Verb: verb, Resource: resourceArg(w.resource), Target: v.subject, AfterWrite: w.k - 1}}
+		for _, r := range watched {
+			steps = append(steps, sim.Step{At: sim.Duration(from), Actor: sim.ActorFaults, Op: "hold", Resource: resourceArg(r), Target: v.subject, For: sim.Duration(2 * time.Second)})
+		}
+		out = append(out, Targeted{Class: ClassOwnWrites, Kind: KindErrorUnseen, Target: w.verb + " " + w.resource,
+			Perturbation: fmt.Sprintf("fail %s with 500 (nothing applied); the controller's watch of %s held %s..%s: the error it reports and the status that clears it are its own writes it cannot read back",
+				what, strings.Join(watched, ", "), sim.Duration(from), sim.Duration(from+2*time.Second)),
+			Plan: withSteps(base, fmt.Sprintf("ownwrites-fail-w%d", w.k), steps...)})
 	}
 	return out, pruned
 }

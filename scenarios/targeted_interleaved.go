@@ -72,7 +72,11 @@ func interleavedWriter(base *sim.Plan, v *refView) ([]Targeted, []Pruned) {
 		p := withSteps(base, fmt.Sprintf("interleaved-w%d", w.k),
 			sim.Step{At: sim.Duration(from), Actor: sim.ActorFaults, Op: "hold", Resource: resourceArg(w.resource), Target: v.subject, For: sim.Duration(time.Second)},
 			comp)
-		out = append(out, Targeted{Class: ClassInterleaved, Perturbation: desc, Plan: p})
+		kind := KindCompetitorLabel
+		if sub == "status" {
+			kind = KindCompetitorStatus
+		}
+		out = append(out, Targeted{Class: ClassInterleaved, Perturbation: desc, Plan: p, Kind: kind, Target: w.verb + " " + w.resource})
 	}
 	return out, pruned
 }

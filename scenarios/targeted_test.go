@@ -101,7 +101,8 @@ func TestTargetedPlansAimAtTheReferencesReadsAndWrites(t *testing.T) {
 				return slices.ContainsFunc(p.Steps, func(s sim.Step) bool { return s.Op == "hold" && s.Target == c.subject && s.For > 0 })
 			}
 			has(scenarios.ClassRequest, "-request-slowsync-pods", held)
-			has(scenarios.ClassRequest, "-request-lag-w", held)
+			has(scenarios.ClassOwnWrites, "-ownwrites-lag-w", held)
+			has(scenarios.ClassOwnWrites, "-ownwrites-fail-w", func(p sim.Plan) bool { return held(p) && armedAfterWrite("fail-next")(p) })
 			has(scenarios.ClassRequest, "-request-slowresync-pods", held)
 			if c.wantStale {
 				// A replica held before the delete at 5s, the restart after

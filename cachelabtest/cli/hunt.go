@@ -26,6 +26,7 @@ type huntOptions struct {
 	first     bool
 	random    int
 	lifecycle bool
+	order     string
 }
 
 func huntFlags() (*flag.FlagSet, *huntOptions) {
@@ -34,12 +35,13 @@ func huntFlags() (*flag.FlagSet, *huntOptions) {
 	fs.StringVar(&o.subject, "subject", "bellerophon", "the subject to hunt (see cachelab list)")
 	fs.IntVar(&o.workloads, "workloads", 3, "without NAME|FILE arguments: perturb the user actions of this many random plans (the plans of cachelab run --random, from --seed), their faults removed")
 	fs.Uint64Var(&o.seed, "seed", 1, "the first random workload's (and --random baseline's) generator seed")
-	fs.StringVar(&o.classes, "class", "", "only these classes, comma-separated (stale-state, unobserved-state, intermediate-state, request-fault, interleaved-writer; default all)")
+	fs.StringVar(&o.classes, "class", "", "only these classes, comma-separated ("+strings.Join(scenarios.TargetedClasses, ", ")+"; default all)")
 	fs.IntVar(&o.parallel, "parallel", runtime.GOMAXPROCS(0), "runs at a time")
 	fs.StringVar(&o.out, "out", "out/hunt", "folder for each targeted run's files (\"\" writes nothing)")
 	fs.BoolVar(&o.shrink, "shrink", true, "shrink each failing plan (drop workload steps while it still fails)")
 	fs.BoolVar(&o.first, "first", false, "stop after the batch holding the first failure (for plans and CPU to the first failure)")
-	fs.BoolVar(&o.lifecycle, "lifecycle", false, "also perturb the catalogue's lifecycle stories for the subject (its scenarios whose user deletes something: finalizer-cleanup, delete-recreate-during-gap...), after the other workloads")
+	fs.BoolVar(&o.lifecycle, "lifecycle", true, "also perturb the catalogue's lifecycle stories for the subject (its scenarios whose user deletes something: finalizer-cleanup, delete-recreate-during-gap...), after the other workloads; by default only without NAME|FILE arguments and when the catalogue has some for the subject (--lifecycle=false: none)")
+	fs.StringVar(&o.order, "order", "interleaved", "the order the plans run in: interleaved (each reference moment's first plan before the repeats, the kinds of perturbation taking turns) or generation (workload by workload, class by class)")
 	fs.IntVar(&o.random, "random", 0, "also run up to N random plans (those of cachelab run --random, from --seed) until the first failure, as a baseline: plans and CPU to it, side by side")
 	return fs, o
 }
@@ -60,6 +62,12 @@ func huntCmd(env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "cachelab hunt: --parallel must be 1 or more, --workloads and --random 0 or more\n")
 		return ExitUsage
 	}
+	if o.order != "interleaved" && o.order != "generation" {
+		fmt.Fprintf(env.Stderr, "cachelab hunt: --order %q: want interleaved or generation\n", o.order)
+		return ExitUsage
+	}
+	explicitLifecycle := false
+	fs.Visit(func(f *flag.Flag) { explicitLifecycle = explicitLifecycle || f.Name == "lifecycle" })
 	if _, ok := sim.LookupSubject(o.subject); !ok {
 		fmt.Fprintf(env.Stderr, "cachelab hunt: unknown subject %q (see `%s list`)\n", o.subject, env.Prog)
 		return ExitUsage
@@ -79,19 +87,19 @@ func huntCmd(env *Env, args []string) int {
 			workloads = append(workloads, &p)
 		}
 	}
-	if o.lifecycle {
+	if o.lifecycle && (explicitLifecycle || len(pos) == 0) {
 		lw, err := lab.LifecycleWorkloads(o.subject)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "cachelab hunt: %v\n", err)
 			return ExitUnexpected
 		}
-		if len(lw) == 0 {
+		if len(lw) == 0 && explicitLifecycle {
 			fmt.Fprintf(env.Stderr, "cachelab hunt: --lifecycle: no scenario of the catalogue names %s with a user delete\n", o.subject)
 			return ExitUsage
 		}
 		workloads = append(workloads, lw...)
 	}
-	opt := lab.HuntOptions{Parallel: o.parallel, Out: o.out, Shrink: o.shrink, StopAtFirst: o.first,
+	opt := lab.HuntOptions{Parallel: o.parallel, Out: o.out, Shrink: o.shrink, StopAtFirst: o.first, GenerationOrder: o.order == "generation",
 		Replay: func(path string) string { return env.Prog + " replay " + path }}
 	if o.classes != "" {
 		opt.Classes = strings.Split(o.classes, ",")

@@ -38,6 +38,11 @@ type HuntOptions struct {
 	StopAtFirst bool
 	// Targeted tunes the plans (scenarios.TargetedOptions).
 	Targeted scenarios.TargetedOptions
+	// GenerationOrder runs the plans in generation order: workload by
+	// workload, and in each class by class (TargetedClasses), moment by
+	// moment. Default: HuntOrder's (every kind of perturbation early,
+	// each reference moment's first plan before the repeats).
+	GenerationOrder bool
 	// Replay returns the command that replays the plan saved at a path.
 	// Optional; default "cachelab replay PATH".
 	Replay func(planPath string) string
@@ -224,6 +229,14 @@ func HuntPlans(host Host, workloads []*sim.Plan, opt HuntOptions) (*HuntReport, 
 		}
 		rep.Pruned = append(rep.Pruned, pruned...)
 	}
+	if !opt.GenerationOrder {
+		order := HuntOrder(targeted)
+		t2, of2 := make([]scenarios.Targeted, len(order)), make([]int, len(order))
+		for i, j := range order {
+			t2[i], of2[i] = targeted[j], of[j]
+		}
+		targeted, of = t2, of2
+	}
 	refs0 := &ReferenceCache{}
 	rep.Generated = len(targeted)
 	replay := opt.Replay
@@ -389,4 +402,57 @@ func renumberAsOf(p *sim.Plan, removed int) {
 			p.Steps[j].AsOf = sim.FormatMoment(kind, n-1)
 		}
 	}
+}
+
+// HuntOrder returns the order in which a campaign runs ts, the targeted
+// plans of its workloads in generation order (workload by workload), as
+// indexes into ts. Sieve's prioritisation, in the lab's terms:
+//
+//   - the first plan of each (class, kind, target) comes before every
+//     repeat (a workload's plan that perturbs the same kind of moment as
+//     an earlier workload's: the Pod create failing in each of three
+//     random workloads): tier n holds the (n+1)-th plans of each;
+//   - in a tier, the kinds take turns (scenarios.Targeted.Kind, in the
+//     order they first appear: stale-state's first, then
+//     unobserved-state's, ...): a class with many moments no longer
+//     delays every other class's first plan;
+//   - a kind's plans keep their generation order (workload, then the
+//     reference's moments in order).
+//
+// No plan is dropped: a repeat may still be the one whose workload shows
+// the bug.
+func HuntOrder(ts []scenarios.Targeted) []int {
+	seen := map[string]int{}
+	tier := make([]int, len(ts))
+	var kinds []string
+	for i, t := range ts {
+		sig := t.Class + "\x00" + t.Kind + "\x00" + t.Target
+		tier[i] = seen[sig]
+		seen[sig]++
+		if k := t.Class + "\x00" + t.Kind; !slices.Contains(kinds, k) {
+			kinds = append(kinds, k)
+		}
+	}
+	maxTier := slices.Max(append(tier, 0))
+	order := make([]int, 0, len(ts))
+	for n := 0; n <= maxTier; n++ {
+		queue := map[string][]int{}
+		for i, t := range ts {
+			if tier[i] == n {
+				k := t.Class + "\x00" + t.Kind
+				queue[k] = append(queue[k], i)
+			}
+		}
+		for left := true; left; {
+			left = false
+			for _, k := range kinds {
+				if q := queue[k]; len(q) > 0 {
+					order = append(order, q[0])
+					queue[k] = q[1:]
+					left = true
+				}
+			}
+		}
+	}
+	return order
 }

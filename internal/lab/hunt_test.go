@@ -3,6 +3,7 @@ package lab_test
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,5 +93,94 @@ func TestLifecycleWorkloadsAreTheCataloguesStoriesWithADelete(t *testing.T) {
 	}
 	if ws, err := lab.LifecycleWorkloads("no-such-subject"); err != nil || len(ws) != 0 {
 		t.Errorf("no-such-subject: %d workloads, %v; want none", len(ws), err)
+	}
+}
+
+// HuntOrder runs the first plan of each (class, kind, target) before every
+// repeat from a later workload, and in each tier the kinds take turns; no
+// plan is dropped. Before, a campaign ran its plans in generation order: a
+// workload's every stale-state plan before its first unobserved-state one,
+// and every workload's Pod-create failure before the next kind.
+func TestHuntOrderTakesEachKindInTurnAndRepeatsLast(t *testing.T) {
+	mk := func(name, class, kind, target string) scenarios.Targeted {
+		return scenarios.Targeted{Class: class, Kind: kind, Target: target, Perturbation: name}
+	}
+	ts := []scenarios.Targeted{
+		// workload 1
+		mk("A", scenarios.ClassStale, scenarios.KindStaleRestart, "x"),
+		mk("B", scenarios.ClassStale, scenarios.KindStaleRestart, "y"),
+		mk("C", scenarios.ClassUnobserved, scenarios.KindDownAcross, "z"),
+		mk("D", scenarios.ClassRequest, scenarios.KindWriteFails, "create pods"),
+		mk("H", scenarios.ClassRequest, scenarios.KindWriteTimesOut, "create pods"),
+		// workload 2: E and F repeat A and D; G is new
+		mk("E", scenarios.ClassStale, scenarios.KindStaleRestart, "x"),
+		mk("F", scenarios.ClassRequest, scenarios.KindWriteFails, "create pods"),
+		mk("G", scenarios.ClassRequest, scenarios.KindWriteFails, "create configmaps"),
+	}
+	var got []string
+	for _, i := range lab.HuntOrder(ts) {
+		got = append(got, ts[i].Perturbation)
+	}
+	// Tier 0: kinds in turn (stale restart, down across, write fails,
+	// write times out): A C D H, then B G; tier 1: E F.
+	want := []string{"A", "C", "D", "H", "B", "G", "E", "F"}
+	if !slices.Equal(got, want) {
+		t.Errorf("order %v, want %v", got, want)
+	}
+	if len(lab.HuntOrder(nil)) != 0 {
+		t.Errorf("no plans: want an empty order")
+	}
+}
+
+// The read-own-writes class on the catalogue's read-your-writes story
+// (the user deletes web-config; the controller recreates it in a reconcile
+// that writes no status): the ConfigMap create fails while the controller's
+// watch of Bellerophons is held, so the Degraded it reports and the status
+// that clears it are both writes its cache does not show yet. The real
+// Bellerophon (it reads its own last write) passes every plan of the
+// class; no-read-your-writes compares the cleared status with its cached
+// copy, finds it unchanged and leaves Degraded on the server. Before the
+// class, no targeted plan found this mutant (a failure alone, or a lag
+// alone, leaves nothing to flip).
+func TestHuntReadOwnWritesFindsAStatusComparedWithACopyOlderThanItsOwnWrite(t *testing.T) {
+	s, err := scenarios.Get("read-your-writes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		subject  string
+		wantFail bool
+	}{
+		{"bellerophon", false},
+		{"bellerophon/no-read-your-writes", true},
+	} {
+		t.Run(c.subject, func(t *testing.T) {
+			p := s.PlanFor(c.subject)
+			rep, err := lab.HuntPlans(lab.TestHost(t), []*sim.Plan{&p}, lab.HuntOptions{Parallel: 1, Classes: []string{scenarios.ClassOwnWrites}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			kinds := 0
+			for _, r := range rep.Rows {
+				if r.Plan != nil && slices.ContainsFunc(r.Plan.Steps, func(st sim.Step) bool { return st.Op == "fail-next" }) {
+					kinds++
+				}
+			}
+			if kinds == 0 {
+				t.Fatalf("no read-own-writes plan with a failed write generated (pruned: %+v)", rep.Pruned)
+			}
+			failed := rep.Failures()
+			for _, r := range failed {
+				t.Logf("#%d %s: %s %v %s", r.Index, r.Perturbation, r.Verdict, r.Reasons, r.Err)
+			}
+			if !c.wantFail && len(failed) > 0 {
+				t.Errorf("%d of %d plans failed, want none", len(failed), len(rep.Rows))
+			}
+			if c.wantFail && !slices.ContainsFunc(failed, func(r lab.HuntRow) bool {
+				return r.Verdict == "fail" && slices.Contains(r.Failed, "eventual-convergence") && strings.Contains(r.Perturbation, "fail the controller's write")
+			}) {
+				t.Errorf("no plan with a failed write failed eventual-convergence (%d failed of %d)", len(failed), len(rep.Rows))
+			}
+		})
 	}
 }
