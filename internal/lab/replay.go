@@ -153,13 +153,16 @@ func MatchScenario(p *sim.Plan) *scenarios.Scenario {
 	return s
 }
 
-// normalized re-encodes a plan's JSON with defaults applied, so that a plan
-// as written and as loaded compare equal.
+// normalized re-encodes a plan's JSON normalized (sim.Plan.Normalize: no
+// steps as an empty list, ...) with defaults applied, as a run records its
+// plan, so that a plan as written, as loaded and as a trace records it
+// compare equal.
 func normalized(b []byte) string {
 	var p sim.Plan
 	if err := json.Unmarshal(b, &p); err != nil {
 		return string(b)
 	}
+	p.Normalize()
 	applyDefaults(&p)
 	out, _ := json.Marshal(&p)
 	return string(out)

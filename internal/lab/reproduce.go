@@ -49,6 +49,20 @@ type Reproduction struct {
 	// within sim.ReplayAttempts attempts (they went on in the canonical
 	// order, and their traces say where they left it).
 	NotFollowed int
+	// MapOrder counts replays in which some attempt met client-go's map
+	// order: a handler got a batch (a WatchList's objects, a relist's
+	// deletions) in another order than the recorded run's
+	// (sim.IsMapOrderDivergence), and the replay started over.
+	MapOrder int
+	// NoMapOrder counts the other replays (that ran): no attempt met
+	// client-go's map order, so the first attempt is the lab's own order
+	// alone; NoMapOrderFirst counts those of them that followed the
+	// recorded run in their first attempt and reproduced the failed set.
+	NoMapOrder, NoMapOrderFirst int
+	// OtherDivergences counts replays with an attempt that could not follow
+	// the recorded run for another reason than client-go's map order (an
+	// order the lab decides, which it did not decide the same way).
+	OtherDivergences int
 }
 
 // AttemptStats returns the median and the largest number of attempts per
@@ -91,6 +105,10 @@ func (r Reproduction) String() string {
 		if r.NotFollowed > 0 {
 			fmt.Fprintf(&b, "; %d replays could not follow the recorded run in %d attempts", r.NotFollowed, sim.ReplayAttempts)
 		}
+		fmt.Fprintf(&b, "; %d replays met client-go's map order (started over), of the other %d, %d reproduced the failed set in their first attempt", r.MapOrder, r.NoMapOrder, r.NoMapOrderFirst)
+		if r.OtherDivergences > 0 {
+			fmt.Fprintf(&b, "; %d replays diverged from the recorded run where client-go's map order does not explain it", r.OtherDivergences)
+		}
 	}
 	if r.Errors > 0 {
 		fmt.Fprintf(&b, "; %d replays could not run", r.Errors)
@@ -111,6 +129,10 @@ func (r *Reproduction) Add(label string, o Reproduction) {
 	r.Attempts = append(r.Attempts, o.Attempts...)
 	r.FirstAttempt += o.FirstAttempt
 	r.NotFollowed += o.NotFollowed
+	r.MapOrder += o.MapOrder
+	r.NoMapOrder += o.NoMapOrder
+	r.NoMapOrderFirst += o.NoMapOrderFirst
+	r.OtherDivergences += o.OtherDivergences
 	for _, d := range o.Differences {
 		r.Differences = append(r.Differences, label+": "+d)
 	}
@@ -162,7 +184,27 @@ func (r *Reproduction) Compare(recorded *sim.Trace, recordedVerdicts []invariant
 			r.FirstAttempt++
 		}
 	}
-	if got := FailedInvariants(replay.Verdicts); slices.Equal(got, r.Failed) {
+	mapOrder, other := false, false
+	for _, d := range replay.Trace.Divergences {
+		if sim.IsMapOrderDivergence(d) {
+			mapOrder = true
+		} else {
+			other = true
+		}
+	}
+	if other {
+		r.OtherDivergences++
+	}
+	sameFailed := slices.Equal(FailedInvariants(replay.Verdicts), r.Failed)
+	if mapOrder {
+		r.MapOrder++
+	} else {
+		r.NoMapOrder++
+		if sameFailed && replay.Trace.Attempts <= 1 && !replay.Trace.Diverged {
+			r.NoMapOrderFirst++
+		}
+	}
+	if got := FailedInvariants(replay.Verdicts); sameFailed {
 		r.SameFailed++
 	} else {
 		diff = append(diff, fmt.Sprintf("failed {%s}, recorded {%s}", strings.Join(got, ", "), strings.Join(r.Failed, ", ")))
