@@ -74,6 +74,31 @@ func RegisterStrategy(gr schema.GroupResource, st Strategy) {
 	strategies.m[gr] = st
 }
 
+// WithoutStrategies runs f with no Strategy and no Converter registered,
+// then restores the registrations: stores f creates serve every built-in
+// kind through the lab's hand-written rules and conversions. `cachelab
+// bench` measures a binary with kubestrategies both ways in one run with
+// it. Not safe while other goroutines create stores or register.
+func WithoutStrategies(f func()) {
+	strategies.Lock()
+	savedStrategies := strategies.m
+	strategies.m = map[schema.GroupResource]Strategy{}
+	strategies.Unlock()
+	converters.Lock()
+	savedConverters := converters.m
+	converters.m = map[schema.GroupKind]Converter{}
+	converters.Unlock()
+	defer func() {
+		strategies.Lock()
+		strategies.m = savedStrategies
+		strategies.Unlock()
+		converters.Lock()
+		converters.m = savedConverters
+		converters.Unlock()
+	}()
+	f()
+}
+
 // Strategies returns the GroupResources with a registered Strategy,
 // sorted by group, then resource: the built-in kinds new stores serve
 // through kube-apiserver's own code rather than the lab's hand-written

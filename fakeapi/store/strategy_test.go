@@ -7,6 +7,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -137,5 +138,28 @@ func TestAStrategyAnsweringTheWrongTypeIsA422NotAPanic(t *testing.T) {
 	assertStatus(t, err, 422, metav1.StatusReasonInvalid)
 	if n := s.RV(); n != 1 {
 		t.Fatalf("a refused create wrote: resourceVersion %d", n)
+	}
+}
+
+// WithoutStrategies suspends every registration for the stores created
+// inside it (cachelab bench's hand-written rows) and restores them after.
+func TestWithoutStrategiesSuspendsRegistrationsAndRestoresThem(t *testing.T) {
+	registerForTest(t, &frozenStrategy{})
+	hpa := schema.GroupKind{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}
+	conv, _ := LabConverter(hpa)
+	RegisterConverter(hpa, conv)
+	t.Cleanup(func() { RegisterConverter(hpa, nil) })
+	WithoutStrategies(func() {
+		s, _ := newTestStore(t, 0)
+		if s.ServedByStrategy(configmapsGVR) || len(Strategies()) != 0 {
+			t.Errorf("inside WithoutStrategies: configmaps served by a strategy %v, %d registered; want none", s.ServedByStrategy(configmapsGVR), len(Strategies()))
+		}
+		if registeredConverter(hpa, nil) != nil {
+			t.Error("inside WithoutStrategies the HPA converter is still registered")
+		}
+	})
+	s, _ := newTestStore(t, 0)
+	if !s.ServedByStrategy(configmapsGVR) || registeredConverter(hpa, nil) == nil {
+		t.Errorf("after WithoutStrategies: configmaps served by a strategy %v, converter %v; want both restored", s.ServedByStrategy(configmapsGVR), registeredConverter(hpa, nil))
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cachelab/cachelab/fakeapi/fakeapibench"
+	"github.com/cachelab/cachelab/fakeapi/store"
 	"github.com/cachelab/cachelab/sim"
 )
 
@@ -66,6 +67,13 @@ var Baselines = []string{"server", "floor"}
 // to measure what the scheduler costs.
 const Unscheduled = "-unscheduled"
 
+// HandWritten is the suffix of an access path ("direct-handwritten") that
+// Measure runs with the registered strategies suspended
+// (store.WithoutStrategies): in a binary with kubestrategies, the same
+// path on the lab's hand-written rules, to measure what kube-apiserver's
+// own strategies cost.
+const HandWritten = "-handwritten"
+
 // Measure runs n runs of the standard scenario on each access path of
 // accesses ("direct", "http"), n runs of ServerRun and n runs of FloorRun,
 // alternating one of each, and returns one Result per access path, then
@@ -80,7 +88,7 @@ func Measure(ctx context.Context, n int, accesses ...string) ([]Result, error) {
 	plans := make([]*sim.Plan, len(accesses))
 	for i, a := range accesses {
 		results[i].Name = a
-		plans[i] = StandardPlan(strings.TrimSuffix(a, Unscheduled))
+		plans[i] = StandardPlan(strings.TrimSuffix(strings.TrimSuffix(a, HandWritten), Unscheduled))
 		if err := plans[i].Validate(); err != nil {
 			return nil, err
 		}
@@ -96,7 +104,13 @@ func Measure(ctx context.Context, n int, accesses ...string) ([]Result, error) {
 				rctx = sim.WithoutScheduler(ctx)
 			}
 			cpu0, wall0 := ProcessCPU(), WallClock()
-			tr, err := sim.RunInBubble(rctx, p)
+			var tr *sim.Trace
+			var err error
+			if strings.HasSuffix(accesses[i], HandWritten) {
+				store.WithoutStrategies(func() { tr, err = sim.RunInBubble(rctx, p) })
+			} else {
+				tr, err = sim.RunInBubble(rctx, p)
+			}
 			cpu, wall := ProcessCPU()-cpu0, WallClock()-wall0
 			if err != nil {
 				return nil, fmt.Errorf("simbench: %s run: %w", p.Access, err)
