@@ -67,8 +67,11 @@ type HuntRow struct {
 	// that replays its plan ("" without Out).
 	Dir, Replay string
 	// CPU is the process CPU time spent from the campaign's start to the
-	// end of this run's batch; Index the plan's 1-based position in
-	// generation order.
+	// end of this run (with Parallel 1: the CPU to this plan, the plans
+	// before it and the references included; a run judged against a
+	// reference of its own adds that run's CPU); Index the plan's 1-based
+	// position in the order the plans ran (HuntOrder, or generation
+	// order).
 	CPU   time.Duration
 	Index int
 }
@@ -270,7 +273,9 @@ func HuntPlans(host Host, workloads []*sim.Plan, opt HuntOptions) (*HuntReport, 
 			plan *sim.Plan
 		}
 		var pending []pendingRef
+		done := map[*sim.Plan]time.Duration{} // CPU at each run's end
 		judgeRef := func(r *Result) {
+			done[r.Job.Plan] = fakeapibench.ProcessCPU() - start
 			if r.Trace == nil || r.Err != nil {
 				return
 			}
@@ -299,16 +304,29 @@ func HuntPlans(host Host, workloads []*sim.Plan, opt HuntOptions) (*HuntReport, 
 			for _, p := range pending {
 				rjobs = append(rjobs, NewJob(p.plan.Clone(), nil))
 			}
-			rres, _ := RunBatch(host, rjobs, Options{Parallel: opt.Parallel})
+			// Each reference's CPU (the CPU between the end of the run
+			// before it and its own: exact one at a time) counts towards
+			// the plan it judges.
+			refCPU := map[*sim.Plan]time.Duration{}
+			prev := fakeapibench.ProcessCPU()
+			rres, _ := RunBatch(host, rjobs, Options{Parallel: opt.Parallel, OnDone: func(r *Result) {
+				now := fakeapibench.ProcessCPU()
+				refCPU[r.Job.Plan], prev = now-prev, now
+			}})
 			for i, p := range pending {
 				rr := rres[i]
 				p.res.Verdicts = append(p.res.Verdicts, refs0.Verdict(p.tr, p.plan, invariants.ReferenceOptions{}, func(*sim.Plan) (*sim.Trace, error) { return rr.Trace, rr.Err }))
+				done[p.res.Job.Plan] += refCPU[rjobs[i].Plan]
 			}
 		}
 		cpu := fakeapibench.ProcessCPU() - start
 		for j, res := range results {
 			t := targeted[lo+j]
-			row := HuntRow{Class: t.Class, Perturbation: t.Perturbation, Plan: res.Job.Plan, Index: lo + j + 1, CPU: cpu, Dir: res.Dir}
+			at, ok := done[res.Job.Plan]
+			if !ok {
+				at = cpu
+			}
+			row := HuntRow{Class: t.Class, Perturbation: t.Perturbation, Plan: res.Job.Plan, Index: lo + j + 1, CPU: at, Dir: res.Dir}
 			row.Verdict, row.Failed, row.Err = judgeHunt(res)
 			for _, v := range res.Verdicts {
 				if v.Failed() && !IsMeasurement(v.Invariant) {
