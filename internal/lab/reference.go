@@ -133,6 +133,24 @@ type reference struct {
 	// children maps each step aimed at a child (by its text) to the
 	// object it resolved to in the reference run.
 	children map[string]string
+	// late is the end state of the late-start run (LateStartPlan), run
+	// when a faulted run first needs it; guarded by the cache's mutex.
+	late *lateStart
+}
+
+// lateStart is what the cache keeps of a late-start run: its end state,
+// or why it is no yardstick.
+type lateStart struct {
+	end *invariants.EndState
+	// at is when the controller started.
+	at sim.Duration
+	// unusable says why the run is no yardstick (it failed, did not
+	// settle, missed its desired state, or could not do a user step), ""
+	// when it is one.
+	unusable string
+	// failed and children are as in reference.
+	failed   map[string]string
+	children map[string]string
 }
 
 // childTargets maps each step of tr aimed at a child (sim.ChildRef), by
@@ -258,7 +276,150 @@ func (c *ReferenceCache) Verdict(tr *sim.Trace, refPlan *sim.Plan, opts invarian
 		sort.Strings(differ)
 		return unknown("the fault-free reference run could not do what this run did: " + strings.Join(differ, "; ") + ": the runs' user actions differ, so their end states cannot be compared")
 	}
-	return invariants.MatchesReference(tr, ref.end, opts)
+	v := invariants.MatchesReference(tr, ref.end, opts)
+	if v.Status != invariants.Fail || !desiredAtEnd(tr) {
+		return v
+	}
+	return c.allowedOtherwise(v, tr, ref, refPlan, opts, run)
+}
+
+// LateStartPlan returns ref (a reference plan) with the controller started
+// only after the last of its steps: it crashes at 0s, before any of its
+// requests is answered, and restarts after the last step (at that step's
+// time, played after it). What such a controller sees is what one
+// deployed after its users acted sees: only the result of their actions,
+// none of their intermediate states. ok is false when no step comes after
+// 0s (there is nothing to miss).
+func LateStartPlan(ref *sim.Plan) (late *sim.Plan, ok bool) {
+	if ref == nil {
+		return nil, false
+	}
+	var last sim.Duration
+	for _, s := range ref.Steps {
+		last = max(last, s.At)
+	}
+	if last == 0 {
+		return nil, false
+	}
+	late = ref.Clone()
+	late.Steps = append([]sim.Step{{At: 0, Actor: "controller", Op: "crash"}}, late.Steps...)
+	late.Steps = append(late.Steps, sim.Step{At: last, Actor: "controller", Op: "restart"})
+	return late, true
+}
+
+// desiredAtEnd reports whether tr's subject reports a desired state
+// (RecDesired records) and its last one says it held.
+func desiredAtEnd(tr *sim.Trace) bool {
+	held := false
+	for _, r := range tr.Records {
+		if r.Kind == sim.RecDesired {
+			held = r.Value
+		}
+	}
+	return held
+}
+
+// allowedOtherwise judges a faulted run whose end state differs from the
+// reference's (v, a failure) and whose subject's desired state held at its
+// end. Some controllers' end states depend, with no fault at all, on which
+// of the user's states they saw: a StatefulSet's Pod below its partition
+// keeps the template it was created from, the scale an HPA set stays when
+// the HPA is deleted. The plan then allows several end states, and one of
+// them is that of a controller started after the user's last action (a
+// legitimate execution: it was deployed late, or down all along). When
+// the faulted run's end state equals that late-start run's (LateStartPlan,
+// run with run and compared as the reference is, leaving out what the two
+// fault-free runs left out), and the late-start run, settled, reached the
+// desired state and did the same user actions, the verdict passes and
+// says what the reference holds otherwise. Otherwise v stands: a faulted
+// run that differs from both still fails, and so does one whose subject
+// reports no desired state (its end state is then its only contract).
+func (c *ReferenceCache) allowedOtherwise(v invariants.Verdict, tr *sim.Trace, ref *reference, refPlan *sim.Plan, opts invariants.ReferenceOptions, run func(*sim.Plan) (*sim.Trace, error)) invariants.Verdict {
+	c.mu.Lock()
+	late := ref.late
+	c.mu.Unlock()
+	if late == nil {
+		late = runLateStart(refPlan, ref, opts, run)
+		c.mu.Lock()
+		ref.late = late
+		c.mu.Unlock()
+	}
+	if late.unusable != "" {
+		return v
+	}
+	here := childTargets(tr)
+	for st, target := range late.children {
+		if t, ok := here[st]; ok && t != target {
+			return v
+		}
+	}
+	failedHere := map[string]bool{}
+	for i := range FailedSteps(tr) {
+		failedHere[stepText(tr.Plan, i)] = true
+	}
+	for st := range late.failed {
+		if !failedHere[st] {
+			return v
+		}
+	}
+	lv := invariants.MatchesReference(tr, late.end, opts)
+	if lv.Status != invariants.Pass {
+		return v
+	}
+	equal := strings.Replace(lv.Reason, "the fault-free reference run's", "that of the same user actions with the controller started only after the last of them ("+late.at.String()+", no fault), which the plan allows", 1)
+	return invariants.Verdict{Invariant: invariants.NameMatchesReference, Status: invariants.Pass,
+		Reason: fmt.Sprintf("%s. Against the fault-free reference run, whose controller saw the user's states on the way: %s. This controller's end state depends on which of the user's states it saw, "+
+			"and its desired state holds at the end of all three runs", equal, v.Reason),
+		Detail: "how the fault-free reference run ends otherwise:\n" + v.Detail}
+}
+
+// runLateStart runs the late-start plan of refPlan and keeps its end
+// state, with what the reference's two fault-free runs left out, or why it
+// is no yardstick.
+func runLateStart(refPlan *sim.Plan, ref *reference, opts invariants.ReferenceOptions, run func(*sim.Plan) (*sim.Trace, error)) *lateStart {
+	p, ok := LateStartPlan(refPlan)
+	if !ok {
+		return &lateStart{unusable: "no step after 0s"}
+	}
+	out := &lateStart{at: p.Steps[len(p.Steps)-1].At, failed: map[string]string{}}
+	tr, err := run(p)
+	switch {
+	case err != nil:
+		out.unusable = "the late-start run failed: " + err.Error()
+		return out
+	case tr == nil:
+		out.unusable = "the late-start run left no trace"
+		return out
+	}
+	if tr.Plan == nil {
+		tr.Plan = p
+	}
+	es, err := invariants.EndStateOf(tr, opts)
+	if err != nil {
+		out.unusable = err.Error()
+		return out
+	}
+	if es.Outcome != "quiet" {
+		out.unusable = "the late-start run did not settle"
+		return out
+	}
+	if !desiredAtEnd(tr) {
+		out.unusable = "the late-start run did not reach the desired state"
+		return out
+	}
+	if conv, ok := invariants.Lookup(invariants.NameEventualConvergence); ok {
+		if cv := conv.Check(tr); cv.Status == invariants.Fail {
+			out.unusable = "the late-start run failed eventual-convergence: " + cv.Reason
+			return out
+		}
+	}
+	es.Nondeterministic = ref.end.Nondeterministic
+	out.end = es
+	out.children = childTargets(tr)
+	for i, why := range FailedSteps(tr) {
+		out.failed[stepText(tr.Plan, i)] = why
+	}
+	return out
 }
 
 // ReferenceOn reports whether the differential oracle is on

@@ -1,0 +1,180 @@
+package lab
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cachelab/cachelab/invariants"
+	"github.com/cachelab/cachelab/invariants/tracebuild"
+	"github.com/cachelab/cachelab/sim"
+)
+
+// The user's plan of the tests below: ConfigMap "a" exists with n=0 and
+// the user sets n=1 at 2s.
+func userPatchPlan() *sim.Plan {
+	return &sim.Plan{Version: sim.PlanVersion, Name: "patch", Seed: 1, Subject: "ctrl",
+		Objects: []json.RawMessage{json.RawMessage(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"default"},"data":{"n":"0"}}`)},
+		Steps: []sim.Step{{At: sim.Duration(2 * time.Second), Actor: "user", Op: "patch", Resource: "configmaps", Namespace: "default", Name: "a",
+			Patch: json.RawMessage(`{"data":{"n":"1"}}`)}},
+		Deadline: sim.Duration(time.Minute), Quiet: sim.Duration(10 * time.Second)}
+}
+
+// copyRun builds the trace of a run of a controller that keeps, for
+// ConfigMap "a", a child "a-copy" made from the n "a" had when the child
+// was created (a StatefulSet Pod below its partition keeps its template
+// so): the user's "a" ends at n=1, the copy at copied. extra adds a
+// second child (a leftover). desired is the subject's last RecDesired
+// (none when nil).
+func copyRun(p *sim.Plan, uid, copied string, extra bool, desired *bool) *sim.Trace {
+	b := tracebuild.New("ctrl")
+	a := b.Create(sim.ClientSetup, tracebuild.Obj{Resource: "configmaps", Namespace: "default", Name: "a", UID: uid + "-a", Spec: map[string]any{"n": "0"}})
+	b.At(time.Second)
+	b.Create("ctrl", tracebuild.Obj{Resource: "configmaps", Namespace: "default", Name: "a-copy", UID: uid + "-copy", Owner: a.UID, Spec: map[string]any{"n": copied}})
+	if extra {
+		b.Create("ctrl", tracebuild.Obj{Resource: "configmaps", Namespace: "default", Name: "a-leftover", UID: uid + "-left", Owner: a.UID})
+	}
+	b.At(2 * time.Second)
+	a.Spec = map[string]any{"n": "1"}
+	b.Update("user", "patch", a)
+	if desired != nil {
+		b.Desired("ctrl", *desired, "")
+	}
+	b.At(20 * time.Second)
+	b.Final()
+	tr := b.Trace("quiet")
+	tr.Plan = p
+	return tr
+}
+
+// faultedCopyPlan is userPatchPlan with the controller down from 0.5s to
+// 3s: it never sees n=0.
+func faultedCopyPlan() *sim.Plan {
+	p := userPatchPlan()
+	p.Steps = append(p.Steps,
+		sim.Step{At: sim.Duration(500 * time.Millisecond), Actor: "controller", Op: "crash"},
+		sim.Step{At: sim.Duration(3 * time.Second), Actor: "controller", Op: "restart"})
+	return p
+}
+
+// copyRuns serves the reference's runs: the fault-free plan's controller
+// copies n=0, the late-start plan's (its restart) n=1. It counts the
+// late-start runs.
+func copyRuns(lateDesired *bool, lateRuns *int) func(*sim.Plan) (*sim.Trace, error) {
+	yes := true
+	return func(p *sim.Plan) (*sim.Trace, error) {
+		for _, s := range p.Steps {
+			if s.Actor == "controller" && s.Op == "restart" {
+				*lateRuns++
+				return copyRun(p, "late", "1", false, lateDesired), nil
+			}
+		}
+		return copyRun(p, "ref", "0", false, &yes), nil
+	}
+}
+
+func judgeCopy(t *testing.T, got *sim.Trace, lateDesired *bool) (invariants.Verdict, int) {
+	t.Helper()
+	ref, faulty := ReferencePlanOf(got)
+	if !faulty {
+		t.Fatal("the faulted plan reads as fault-free")
+	}
+	late := 0
+	var c ReferenceCache
+	v := c.Verdict(got, ref, invariants.ReferenceOptions{}, copyRuns(lateDesired, &late))
+	return v, late
+}
+
+// A controller whose end state depends, with no fault, on which of the
+// user's states it saw (the copy keeps the n it was made from) ends a run
+// in which it never saw n=0 as a controller started after the user's
+// patch does: one of the end states the plan allows. Before the late-start
+// run this failed matches-reference (the StatefulSet's class H2, the
+// HPA's H3 in docs/upstream.md).
+func TestMatchesReferencePassesAnEndStateALateStartedControllerReaches(t *testing.T) {
+	yes := true
+	got := copyRun(faultedCopyPlan(), "f", "1", false, &yes)
+	v, late := judgeCopy(t, got, &yes)
+	if v.Status != invariants.Pass {
+		t.Fatalf("verdict %s: %s\n%s", v.Status, v.Reason, v.Detail)
+	}
+	if late != 1 {
+		t.Errorf("%d late-start runs, want 1", late)
+	}
+	for _, want := range []string{"started only after the last of them (2s, no fault)", "configmaps/default/a-copy", "depends on which of the user's states it saw"} {
+		if !strings.Contains(v.Reason, want) {
+			t.Errorf("reason lacks %q: %s", want, v.Reason)
+		}
+	}
+	if !strings.Contains(v.Detail, `"0"`) {
+		t.Errorf("detail does not show the reference's copy (n=0):\n%s", v.Detail)
+	}
+}
+
+// The same run fails when it ends unlike both fault-free runs: a leftover
+// child, or a copy of a value the user never set.
+func TestMatchesReferenceStillFailsAnEndStateNoFaultFreeRunReaches(t *testing.T) {
+	yes := true
+	for name, got := range map[string]*sim.Trace{
+		"leftover child": copyRun(faultedCopyPlan(), "f", "1", true, &yes),
+		"wrong copy":     copyRun(faultedCopyPlan(), "f", "7", false, &yes),
+	} {
+		t.Run(name, func(t *testing.T) {
+			v, _ := judgeCopy(t, got, &yes)
+			if v.Status != invariants.Fail {
+				t.Fatalf("verdict %s, want fail: %s", v.Status, v.Reason)
+			}
+			if !strings.Contains(v.Reason, "fault-free reference run's") {
+				t.Errorf("the failure should be the comparison with the reference: %s", v.Reason)
+			}
+		})
+	}
+}
+
+// Without a desired state that holds at the end of the run and of the
+// late-start run, the reference's end state stays the only one: a
+// controller with no other contract, or a late-start run that misses it,
+// is no evidence that the plan allows another.
+func TestMatchesReferenceNeedsTheDesiredStateForAnotherEndState(t *testing.T) {
+	yes, no := true, false
+	cases := map[string]struct{ run, late *bool }{
+		"no desired state":             {nil, nil},
+		"run misses its desired state": {&no, &yes},
+		"late start misses it":         {&yes, &no},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			v, _ := judgeCopy(t, copyRun(faultedCopyPlan(), "f", "1", false, c.run), c.late)
+			if v.Status != invariants.Fail {
+				t.Fatalf("verdict %s, want fail: %s", v.Status, v.Reason)
+			}
+		})
+	}
+}
+
+func TestLateStartPlanStartsTheControllerAfterTheLastStep(t *testing.T) {
+	ref, _ := ReferencePlan(faultedCopyPlan())
+	late, ok := LateStartPlan(ref)
+	if !ok {
+		t.Fatal("no late-start plan for a plan with a step at 2s")
+	}
+	if err := late.Validate(); err != nil {
+		t.Fatalf("the late-start plan is invalid: %v", err)
+	}
+	first, last := late.Steps[0], late.Steps[len(late.Steps)-1]
+	if first.Actor != "controller" || first.Op != "crash" || first.At != 0 {
+		t.Errorf("first step %+v, want the controller's crash at 0s", first)
+	}
+	if last.Actor != "controller" || last.Op != "restart" || last.At != sim.Duration(2*time.Second) {
+		t.Errorf("last step %+v, want the controller's restart at 2s", last)
+	}
+	if len(late.Steps) != len(ref.Steps)+2 || len(ref.Steps) != 1 {
+		t.Errorf("late-start plan %d steps from %d, want the reference's one user step and the two controller steps", len(late.Steps), len(ref.Steps))
+	}
+	noSteps := userPatchPlan()
+	noSteps.Steps[0].At = 0
+	if _, ok := LateStartPlan(noSteps); ok {
+		t.Error("a plan with no step after 0s has nothing a controller could miss: no late-start plan")
+	}
+}
