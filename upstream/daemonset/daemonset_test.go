@@ -86,8 +86,8 @@ func TestDesiredFailsWhenANewNodeGetsNoPod(t *testing.T) {
 // controller, the KEP-5647 gate on and off.
 func TestCampaign(t *testing.T) {
 	campaign.Run(t, "upstream/daemonset/plans.go",
-		campaign.Subject{Controller: daemonset.Controller(true), Plan: daemonset.Plan},
-		campaign.Subject{Controller: daemonset.Controller(false), Plan: daemonset.Plan})
+		campaign.Subject{Controller: daemonset.Controller(true), Gen: daemonset.Gen},
+		campaign.Subject{Controller: daemonset.Controller(false), Gen: daemonset.Gen})
 }
 
 // The campaign's matches-reference false alarm of seed 9 (docs/upstream.md,

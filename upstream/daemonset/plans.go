@@ -3,8 +3,9 @@ package daemonset
 import (
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"time"
+
+	"pgregory.net/rapid"
 
 	"github.com/cachelab/cachelab/sim"
 	"github.com/cachelab/cachelab/upstream/internal/plangen"
@@ -20,51 +21,58 @@ var strategies = []string{`{"type":"RollingUpdate"}`, `{"type":"RollingUpdate","
 
 // workload is the DaemonSet controller's: sets with one of strategies;
 // changes roll to another image or change the strategy; bursts roll twice
-// at once. The kubelet makes Pods Ready 500 ms after it sees them.
+// at once. The kubelet makes Pods Ready 500 ms after it sees them. Nodes
+// n1 and n2 exist from the start (their not-ready taint removed at 0 s);
+// zero to two Nodes are added (world).
 var workload = plangen.Workload{
 	Prefix:   "ds",
 	Resource: "daemonsets",
-	Object: func(r *rand.Rand, name string) json.RawMessage {
-		return setJSON(name, strategies[r.IntN(len(strategies))], images3[0])
+	Object: func(t *rapid.T, name string) json.RawMessage {
+		return setJSON(name, rapid.SampledFrom(strategies).Draw(t, "strategy"), images3[0])
 	},
-	Change: func(r *rand.Rand) json.RawMessage {
-		if r.IntN(3) == 0 {
-			return json.RawMessage(fmt.Sprintf(`{"spec":{"updateStrategy":%s}}`, strategies[r.IntN(2)]))
+	Change: func(t *rapid.T) json.RawMessage {
+		if plangen.Weighted(t, "change", 2, 1) == 1 {
+			return json.RawMessage(fmt.Sprintf(`{"spec":{"updateStrategy":%s}}`, rapid.SampledFrom(strategies[:2]).Draw(t, "strategy-to")))
 		}
-		return image(images3[r.IntN(len(images3))])
+		return image(rapid.SampledFrom(images3).Draw(t, "image"))
 	},
-	Burst: func(r *rand.Rand) []json.RawMessage {
-		return []json.RawMessage{image(images3[1+r.IntN(2)]), image(images3[r.IntN(3)])}
+	Burst: func(t *rapid.T) []json.RawMessage {
+		return []json.RawMessage{image(rapid.SampledFrom(images3[1:]).Draw(t, "roll-to")), image(rapid.SampledFrom(images3).Draw(t, "then-roll-to"))}
 	},
 	Kubelet: &sim.Kubelet{ReadyAfter: sim.Duration(500 * time.Millisecond)},
+	World:   world,
 }
 
-// Plan returns the random plan of seed for subject: plangen's plan over
-// DaemonSets "a" and "b" (create, roll, change strategy, delete, delete
-// and recreate, roll twice at once, each wrapped in at most one fault
-// aimed at the controller), on Nodes n1 and n2 that exist from the start
-// (their not-ready taint removed at 0 s), plus zero to two Nodes added,
-// drawn from a stream of their own (so plangen's draws are untouched): n3
-// or n4 created at a whole second in 1-12 s and ready (its taint removed)
-// at once or 0.5-3 s later.
-func Plan(seed uint64, subject string) *sim.Plan {
-	p := workload.Plan(seed, subject)
+// Gen returns the rapid generator of random plans for subject: plangen's
+// plan over DaemonSets "a" and "b" (create, roll, change strategy, delete,
+// delete and recreate, roll twice at once, each wrapped in at most one
+// fault aimed at the controller), on Nodes n1 and n2 that exist from the
+// start, plus zero to two Nodes added (world).
+func Gen(subject string) *rapid.Generator[sim.Plan] { return workload.Gen(subject) }
+
+// Plan returns Gen's plan of seed (plangen.Workload.Plan).
+func Plan(seed uint64, subject string) *sim.Plan { return workload.Plan(seed, subject) }
+
+// world puts Nodes n1 and n2 in the plan (ready at 0 s) and adds zero to
+// two Nodes, each drawn on its own: n3 or n4 created at a whole second in
+// 1-12 s and ready (its taint removed) at once or 0.5-3 s later.
+func world(t *rapid.T, p *sim.Plan) {
 	for _, n := range []string{"n1", "n2"} {
 		p.Objects = append(p.Objects, nodeJSON(n))
 		p.Steps = append(p.Steps, untaint(0, n))
 	}
-	r := rand.New(rand.NewPCG(seed, 0xd5))
-	for i := range r.IntN(3) {
-		n := fmt.Sprintf("n%d", 3+i)
-		at := sim.Duration(time.Duration(1+r.IntN(12)) * time.Second)
+	added := rapid.SliceOfN(rapid.Custom(func(t *rapid.T) [2]sim.Duration {
+		at := sim.Duration(time.Duration(rapid.IntRange(1, 12).Draw(t, "node-at-s")) * time.Second)
 		ready := at
-		if r.IntN(2) == 0 {
-			ready += sim.Duration(time.Duration(500+r.IntN(2501)) * time.Millisecond)
+		if rapid.Bool().Draw(t, "node-ready-later") {
+			ready += plangen.MS(t, "node-ready-after-ms", 500, 3000)
 		}
-		p.Steps = append(p.Steps, sim.Step{At: at, Actor: "user", Op: "create", Object: nodeJSON(n)}, untaint(ready, n))
+		return [2]sim.Duration{at, ready}
+	}), 0, 2).Draw(t, "nodes-added")
+	for i, times := range added {
+		n := fmt.Sprintf("n%d", 3+i)
+		p.Steps = append(p.Steps, sim.Step{At: times[0], Actor: "user", Op: "create", Object: nodeJSON(n)}, untaint(times[1], n))
 	}
-	sortSteps(p.Steps)
-	return p
 }
 
 // untaint is the user's patch at at removing Node name's taints, the node
@@ -89,13 +97,4 @@ func setJSON(name, update, img string) json.RawMessage {
 		`"spec":{"updateStrategy":%s,"selector":{"matchLabels":{"app":%q}},`+
 		`"template":{"metadata":{"labels":{"app":%q}},"spec":{"containers":[{"name":"c","image":%q}]}}}}`,
 		name, update, name, name, img))
-}
-
-// sortSteps orders steps by At, keeping list order on ties.
-func sortSteps(steps []sim.Step) {
-	for i := 1; i < len(steps); i++ {
-		for j := i; j > 0 && steps[j].At < steps[j-1].At; j-- {
-			steps[j], steps[j-1] = steps[j-1], steps[j]
-		}
-	}
 }

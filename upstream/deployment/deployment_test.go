@@ -80,7 +80,7 @@ func TestDesiredFailsWhenTheRolloutDoesNotHappen(t *testing.T) {
 // controller.
 func TestCampaign(t *testing.T) {
 	campaign.Run(t, "upstream/deployment/plans.go",
-		campaign.Subject{Controller: deployment.Controller(), Plan: deployment.Plan})
+		campaign.Subject{Controller: deployment.Controller(), Gen: deployment.Gen})
 }
 
 // A Deployment deleted and recreated with the same template while its old

@@ -3,8 +3,9 @@ package deployment
 import (
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"time"
+
+	"pgregory.net/rapid"
 
 	"github.com/cachelab/cachelab/sim"
 	"github.com/cachelab/cachelab/upstream/internal/plangen"
@@ -24,39 +25,42 @@ var images = []string{"busybox:1.35", "busybox:1.36", "busybox:1.37"}
 var workload = plangen.Workload{
 	Prefix:   "deploy",
 	Resource: "deployments",
-	Object: func(r *rand.Rand, name string) json.RawMessage {
-		return deploymentJSON(name, 1+r.IntN(5), strategy(r), images[0])
+	Object: func(t *rapid.T, name string) json.RawMessage {
+		return deploymentJSON(name, rapid.IntRange(1, 5).Draw(t, "replicas"), strategy(t), images[0])
 	},
-	Change: func(r *rand.Rand) json.RawMessage {
-		switch r.IntN(3) {
+	Change: func(t *rapid.T) json.RawMessage {
+		switch rapid.IntRange(0, 2).Draw(t, "change") {
 		case 0:
-			return json.RawMessage(fmt.Sprintf(`{"spec":{"replicas":%d}}`, r.IntN(7)))
+			return json.RawMessage(fmt.Sprintf(`{"spec":{"replicas":%d}}`, rapid.IntRange(0, 6).Draw(t, "scale-to")))
 		case 1:
-			return image(images[r.IntN(len(images))])
+			return image(rapid.SampledFrom(images).Draw(t, "image"))
 		}
 		return json.RawMessage(fmt.Sprintf(`{"spec":{"replicas":%d,"template":{"spec":{"containers":[{"name":"c","image":%q}]}}}}`,
-			1+r.IntN(6), images[r.IntN(len(images))]))
+			rapid.IntRange(1, 6).Draw(t, "scale-to"), rapid.SampledFrom(images).Draw(t, "image")))
 	},
-	Burst: func(r *rand.Rand) []json.RawMessage {
-		return []json.RawMessage{image(images[1+r.IntN(2)]), image(images[r.IntN(len(images))])}
+	Burst: func(t *rapid.T) []json.RawMessage {
+		return []json.RawMessage{image(rapid.SampledFrom(images[1:]).Draw(t, "roll-to")), image(rapid.SampledFrom(images).Draw(t, "then-roll-to"))}
 	},
 	Kubelet: &sim.Kubelet{ReadyAfter: sim.Duration(500 * time.Millisecond)},
 }
 
-// Plan returns the random plan of seed for subject (plangen.Workload.Plan):
-// Deployments "a" and "b", user actions create, scale, roll out or back,
-// delete, delete and recreate, roll twice at once, each wrapped in at most
-// one fault aimed at the controller.
+// Gen returns the rapid generator of random plans for subject
+// (plangen.Workload.Gen): Deployments "a" and "b", user actions create,
+// scale, roll out or back, delete, delete and recreate, roll twice at
+// once, each wrapped in at most one fault aimed at the controller.
+func Gen(subject string) *rapid.Generator[sim.Plan] { return workload.Gen(subject) }
+
+// Plan returns Gen's plan of seed (plangen.Workload.Plan).
 func Plan(seed uint64, subject string) *sim.Plan { return workload.Plan(seed, subject) }
 
 // strategy draws a Deployment strategy: RollingUpdate with maxSurge and
 // maxUnavailable from 0, 1 and 25% (not both 0), or Recreate.
-func strategy(r *rand.Rand) string {
-	if r.IntN(4) == 0 {
+func strategy(t *rapid.T) string {
+	if plangen.Weighted(t, "strategy", 3, 1) == 1 {
 		return `{"type":"Recreate"}`
 	}
 	vals := []string{`0`, `1`, `"25%"`}
-	surge, unavail := vals[r.IntN(3)], vals[r.IntN(3)]
+	surge, unavail := rapid.SampledFrom(vals).Draw(t, "max-surge"), rapid.SampledFrom(vals).Draw(t, "max-unavailable")
 	if surge == `0` && unavail == `0` {
 		surge = `1`
 	}

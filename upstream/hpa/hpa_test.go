@@ -82,8 +82,8 @@ func TestDesiredFailsWhenNobodyScales(t *testing.T) {
 // the KEP-5647 gate on and off.
 func TestCampaign(t *testing.T) {
 	campaign.Run(t, "upstream/hpa/plans.go",
-		campaign.Subject{Controller: hpa.Controller(true), Plan: hpa.Plan},
-		campaign.Subject{Controller: hpa.Controller(false), Plan: hpa.Plan})
+		campaign.Subject{Controller: hpa.Controller(true), Gen: hpa.Gen},
+		campaign.Subject{Controller: hpa.Controller(false), Gen: hpa.Gen})
 }
 
 // The campaign's false alarms fixed in the invariants (docs/upstream.md,

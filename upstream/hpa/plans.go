@@ -3,8 +3,9 @@ package hpa
 import (
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"time"
+
+	"pgregory.net/rapid"
 
 	"github.com/cachelab/cachelab/sim"
 	"github.com/cachelab/cachelab/upstream/internal/plangen"
@@ -18,43 +19,52 @@ import (
 var workload = plangen.Workload{
 	Prefix:   "hpa",
 	Resource: "horizontalpodautoscalers",
-	Object: func(r *rand.Rand, name string) json.RawMessage {
-		lo := 1 + r.IntN(2)
-		return hpaJSON(name, lo, lo+3+r.IntN(6), []int{100, 200, 500}[r.IntN(3)], []int{0, 0, 15}[r.IntN(3)])
+	Object: func(t *rapid.T, name string) json.RawMessage {
+		lo := rapid.IntRange(1, 2).Draw(t, "min-replicas")
+		return hpaJSON(name, lo, lo+rapid.IntRange(3, 8).Draw(t, "max-above-min"), rapid.SampledFrom(targets).Draw(t, "target"),
+			[]int{0, 15}[plangen.Weighted(t, "scale-down-window", 2, 1)])
 	},
-	Change: func(r *rand.Rand) json.RawMessage {
-		if r.IntN(2) == 0 {
-			return json.RawMessage(fmt.Sprintf(`{"spec":{"maxReplicas":%d}}`, 3+r.IntN(8)))
+	Change: func(t *rapid.T) json.RawMessage {
+		if rapid.Bool().Draw(t, "change-target") {
+			return target(rapid.SampledFrom(targets).Draw(t, "target-to"))
 		}
-		return target([]int{100, 200, 500}[r.IntN(3)])
+		return json.RawMessage(fmt.Sprintf(`{"spec":{"maxReplicas":%d}}`, rapid.IntRange(3, 10).Draw(t, "max-to")))
 	},
-	Burst: func(r *rand.Rand) []json.RawMessage {
-		return []json.RawMessage{target([]int{100, 200, 500}[r.IntN(3)]), json.RawMessage(fmt.Sprintf(`{"spec":{"minReplicas":%d}}`, 1+r.IntN(3)))}
+	Burst: func(t *rapid.T) []json.RawMessage {
+		return []json.RawMessage{target(rapid.SampledFrom(targets).Draw(t, "target-to")),
+			json.RawMessage(fmt.Sprintf(`{"spec":{"minReplicas":%d}}`, rapid.IntRange(1, 3).Draw(t, "min-to")))}
 	},
 	Kubelet: &sim.Kubelet{ReadyAfter: sim.Duration(500 * time.Millisecond)},
+	World:   world,
 }
 
-// Plan returns the random plan of seed for subject: plangen's plan over
-// HPAs "a" and "b" (create, change, delete, delete and recreate, each
-// wrapped in at most one fault aimed at the controller), over Deployments
-// a and b (2 replicas) and the metrics ConfigMap (load: 0-2000)
-// that exist from the start, plus one to three load changes drawn from a
-// stream of their own (so plangen's draws are untouched) at a whole second
-// in 1-60 s. The deadline is 5 min (the HPA syncs every 15 s).
-func Plan(seed uint64, subject string) *sim.Plan {
-	p := workload.Plan(seed, subject)
+// targets are the metric's averageValue targets drawn.
+var targets = []int{100, 200, 500}
+
+// Gen returns the rapid generator of random plans for subject: plangen's
+// plan over HPAs "a" and "b" (create, change, delete, delete and
+// recreate, each wrapped in at most one fault aimed at the controller),
+// over Deployments a and b and the metrics ConfigMap (world).
+func Gen(subject string) *rapid.Generator[sim.Plan] { return workload.Gen(subject) }
+
+// Plan returns Gen's plan of seed (plangen.Workload.Plan).
+func Plan(seed uint64, subject string) *sim.Plan { return workload.Plan(seed, subject) }
+
+// world: Deployments a and b (2 replicas) and the metrics ConfigMap (load
+// 0-2000) exist from the start; one to three load changes, each drawn on
+// its own, at a whole second in 1-60 s. The deadline is 5 min (the HPA
+// syncs every 15 s).
+func world(t *rapid.T, p *sim.Plan) {
 	p.Deadline = sim.Duration(5 * time.Minute)
-	r := rand.New(rand.NewPCG(seed, 0x4a))
 	p.Objects = append(p.Objects, deploymentJSON("a"), deploymentJSON("b"), json.RawMessage(fmt.Sprintf(
 		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":%q,"namespace":"default"},"data":{"load":"%d"}}`,
-		MetricsConfigMap, r.IntN(2001))))
-	for range 1 + r.IntN(3) {
-		at := sim.Duration(time.Duration(1+r.IntN(60)) * time.Second)
-		p.Steps = append(p.Steps, sim.Step{At: at, Actor: "user", Op: "patch", Resource: "configmaps", Namespace: "default", Name: MetricsConfigMap,
-			Patch: json.RawMessage(fmt.Sprintf(`{"data":{"load":"%d"}}`, r.IntN(2001)))})
-	}
-	sortSteps(p.Steps)
-	return p
+		MetricsConfigMap, rapid.IntRange(0, 2000).Draw(t, "load"))))
+	changes := rapid.SliceOfN(rapid.Custom(func(t *rapid.T) sim.Step {
+		return sim.Step{At: sim.Duration(time.Duration(rapid.IntRange(1, 60).Draw(t, "load-at-s")) * time.Second), Actor: "user", Op: "patch",
+			Resource: "configmaps", Namespace: "default", Name: MetricsConfigMap,
+			Patch: json.RawMessage(fmt.Sprintf(`{"data":{"load":"%d"}}`, rapid.IntRange(0, 2000).Draw(t, "load-to")))}
+	}), 1, 3).Draw(t, "load-changes")
+	p.Steps = append(p.Steps, changes...)
 }
 
 // target is the merge patch setting the metric's averageValue target.
@@ -75,13 +85,4 @@ func deploymentJSON(name string) json.RawMessage {
 	return json.RawMessage(fmt.Sprintf(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":%q,"namespace":"default"},"spec":{"replicas":2,`+
 		`"selector":{"matchLabels":{"app":%q}},"template":{"metadata":{"labels":{"app":%q}},"spec":{"containers":[{"name":"c","image":"nginx:1.27"}]}}}}`,
 		name, name, name))
-}
-
-// sortSteps orders steps by At, keeping list order on ties.
-func sortSteps(steps []sim.Step) {
-	for i := 1; i < len(steps); i++ {
-		for j := i; j > 0 && steps[j].At < steps[j-1].At; j-- {
-			steps[j], steps[j-1] = steps[j-1], steps[j]
-		}
-	}
 }

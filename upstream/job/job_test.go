@@ -57,6 +57,6 @@ func TestDesiredFailsWhenPodsDoNotMatch(t *testing.T) {
 // the KEP-5647 gate on and off.
 func TestCampaign(t *testing.T) {
 	campaign.Run(t, "upstream/job/plans.go",
-		campaign.Subject{Controller: job.Controller(true), Plan: job.Plan},
-		campaign.Subject{Controller: job.Controller(false), Plan: job.Plan})
+		campaign.Subject{Controller: job.Controller(true), Gen: job.Gen},
+		campaign.Subject{Controller: job.Controller(false), Gen: job.Gen})
 }

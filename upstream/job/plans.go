@@ -3,7 +3,8 @@ package job
 import (
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
+
+	"pgregory.net/rapid"
 
 	"github.com/cachelab/cachelab/sim"
 	"github.com/cachelab/cachelab/upstream/internal/plangen"
@@ -14,22 +15,25 @@ import (
 var workload = plangen.Workload{
 	Prefix:   "job",
 	Resource: "jobs",
-	Object: func(r *rand.Rand, name string) json.RawMessage {
-		parallelism := 1 + r.IntN(5)
-		return jobJSON(name, parallelism, 5+r.IntN(16))
+	Object: func(t *rapid.T, name string) json.RawMessage {
+		return jobJSON(name, rapid.IntRange(1, 5).Draw(t, "parallelism"), rapid.IntRange(5, 20).Draw(t, "completions"))
 	},
-	Change: func(r *rand.Rand) json.RawMessage {
-		return json.RawMessage(fmt.Sprintf(`{"spec":{"parallelism":%d}}`, r.IntN(7)))
+	Change: func(t *rapid.T) json.RawMessage {
+		return json.RawMessage(fmt.Sprintf(`{"spec":{"parallelism":%d}}`, rapid.IntRange(0, 6).Draw(t, "parallelism-to")))
 	},
-	Burst: func(r *rand.Rand) []json.RawMessage {
-		return []json.RawMessage{json.RawMessage(fmt.Sprintf(`{"spec":{"suspend":%t}}`, r.IntN(2) == 0))}
+	Burst: func(t *rapid.T) []json.RawMessage {
+		return []json.RawMessage{json.RawMessage(fmt.Sprintf(`{"spec":{"suspend":%t}}`, rapid.Bool().Draw(t, "suspend")))}
 	},
 }
 
-// Plan returns the random plan of seed for subject (plangen.Workload.Plan):
-// Jobs "a" and "b", user actions create, change parallelism, delete, delete
-// and recreate, suspend or resume, each wrapped in at most one fault aimed
-// at the controller, as upstream/replicaset's plans are.
+// Gen returns the rapid generator of random plans for subject
+// (plangen.Workload.Gen): Jobs "a" and "b", user actions create, change
+// parallelism, delete, delete and recreate, suspend or resume, each
+// wrapped in at most one fault aimed at the controller, as
+// upstream/replicaset's plans are.
+func Gen(subject string) *rapid.Generator[sim.Plan] { return workload.Gen(subject) }
+
+// Plan returns Gen's plan of seed (plangen.Workload.Plan).
 func Plan(seed uint64, subject string) *sim.Plan { return workload.Plan(seed, subject) }
 
 // jobJSON is a Job name in namespace default.

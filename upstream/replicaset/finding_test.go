@@ -9,6 +9,7 @@ import (
 
 	"github.com/cachelab/cachelab/cachelabtest"
 	"github.com/cachelab/cachelab/sim"
+	"github.com/cachelab/cachelab/upstream/internal/campaign"
 	"github.com/cachelab/cachelab/upstream/replicaset"
 )
 
@@ -55,5 +56,27 @@ func TestFindingUnknownOutcomeOverCreate(t *testing.T) {
 		if !slices.Contains(failed, "no-duplicate-children") {
 			t.Errorf("%s no longer over-creates in the finding's plan (failed: %v): update upstream/README and the main README", c.Name, failed)
 		}
+	}
+}
+
+// The shrinker reaches the hand cut: the campaign's plan of seed 12 (12
+// steps, gate off) over-creates; rapid's shrinker (campaign.Shrink) cuts
+// it to a plan no larger than unknownOutcomeOverCreate's 3 steps (measured:
+// 2, the applied-but-504 Pod create and the ReplicaSet's create, with a
+// few ms of watch latency instead of the held Pod watch).
+func TestShrinkReachesTheHandCut(t *testing.T) {
+	if testing.Short() {
+		t.Skip("about 80 runs of the real controller")
+	}
+	s := campaign.Subject{Controller: replicaset.Controller(false), Gen: replicaset.Gen}
+	res, err := campaign.Shrink(t, s, 12, "no-duplicate-children")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := len(unknownOutcomeOverCreate(s.Controller.Name).Steps)
+	t.Logf("seed 12: %d -> %d steps in %d runs (steps, at run: %v), hand cut %d:\n%s",
+		len(res.From.Steps), len(res.Plan.Steps), res.Runs, res.StepsAt, cut, campaign.Steps(res.Plan))
+	if len(res.Plan.Steps) > cut {
+		t.Errorf("shrunk seed 12's plan to %d steps, the hand cut has %d", len(res.Plan.Steps), cut)
 	}
 }

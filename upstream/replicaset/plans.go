@@ -3,7 +3,8 @@ package replicaset
 import (
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
+
+	"pgregory.net/rapid"
 
 	"github.com/cachelab/cachelab/sim"
 	"github.com/cachelab/cachelab/upstream/internal/plangen"
@@ -14,17 +15,22 @@ import (
 var workload = plangen.Workload{
 	Prefix:   "rs",
 	Resource: "replicasets",
-	Object:   func(r *rand.Rand, name string) json.RawMessage { return rsJSON(name, 1+r.IntN(5)) },
-	Change:   func(r *rand.Rand) json.RawMessage { return scale(r.IntN(7)) },
-	Burst: func(r *rand.Rand) []json.RawMessage {
-		return []json.RawMessage{scale(3 + r.IntN(4)), scale(r.IntN(2))}
+	Object: func(t *rapid.T, name string) json.RawMessage {
+		return rsJSON(name, rapid.IntRange(1, 5).Draw(t, "replicas"))
+	},
+	Change: func(t *rapid.T) json.RawMessage { return scale(rapid.IntRange(0, 6).Draw(t, "scale-to")) },
+	Burst: func(t *rapid.T) []json.RawMessage {
+		return []json.RawMessage{scale(rapid.IntRange(3, 6).Draw(t, "scale-up-to")), scale(rapid.IntRange(0, 1).Draw(t, "scale-down-to"))}
 	},
 }
 
-// Plan returns the random plan of seed for subject (plangen.Workload.Plan):
-// ReplicaSets "a" and "b", user actions create, scale up or down, delete,
-// delete and recreate, scale up then at once down, each wrapped in at most
-// one fault aimed at the controller.
+// Gen returns the rapid generator of random plans for subject
+// (plangen.Workload.Gen): ReplicaSets "a" and "b", user actions create,
+// scale up or down, delete, delete and recreate, scale up then at once
+// down, each wrapped in at most one fault aimed at the controller.
+func Gen(subject string) *rapid.Generator[sim.Plan] { return workload.Gen(subject) }
+
+// Plan returns Gen's plan of seed (plangen.Workload.Plan).
 func Plan(seed uint64, subject string) *sim.Plan { return workload.Plan(seed, subject) }
 
 // scale is the merge patch setting spec.replicas to n.

@@ -81,6 +81,6 @@ func TestDesiredFailsWhenPodsDoNotMatch(t *testing.T) {
 // plans (Plan) against the controller with the KEP-5647 gate on and off.
 func TestCampaign(t *testing.T) {
 	campaign.Run(t, "upstream/replicaset/plans.go",
-		campaign.Subject{Controller: replicaset.Controller(true), Plan: replicaset.Plan},
-		campaign.Subject{Controller: replicaset.Controller(false), Plan: replicaset.Plan})
+		campaign.Subject{Controller: replicaset.Controller(true), Gen: replicaset.Gen},
+		campaign.Subject{Controller: replicaset.Controller(false), Gen: replicaset.Gen})
 }

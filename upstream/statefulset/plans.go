@@ -3,8 +3,9 @@ package statefulset
 import (
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"time"
+
+	"pgregory.net/rapid"
 
 	"github.com/cachelab/cachelab/sim"
 	"github.com/cachelab/cachelab/upstream/internal/plangen"
@@ -21,30 +22,35 @@ var images = []string{"busybox:1.35", "busybox:1.36", "busybox:1.37"}
 var workload = plangen.Workload{
 	Prefix:   "sts",
 	Resource: "statefulsets",
-	Object: func(r *rand.Rand, name string) json.RawMessage {
-		policy := []string{"OrderedReady", "OrderedReady", "Parallel"}[r.IntN(3)]
-		update := []string{`{"type":"RollingUpdate"}`, `{"type":"RollingUpdate"}`, `{"type":"RollingUpdate","rollingUpdate":{"partition":1}}`, `{"type":"OnDelete"}`}[r.IntN(4)]
-		return setJSON(name, 1+r.IntN(4), policy, update, images[0])
+	Object: func(t *rapid.T, name string) json.RawMessage {
+		policy := []string{"OrderedReady", "Parallel"}[plangen.Weighted(t, "policy", 2, 1)]
+		update := []string{`{"type":"RollingUpdate"}`, `{"type":"RollingUpdate","rollingUpdate":{"partition":1}}`, `{"type":"OnDelete"}`}[plangen.Weighted(t, "update", 2, 1, 1)]
+		return setJSON(name, rapid.IntRange(1, 4).Draw(t, "replicas"), policy, update, images[0])
 	},
-	Change: func(r *rand.Rand) json.RawMessage {
-		switch r.IntN(3) {
+	Change: func(t *rapid.T) json.RawMessage {
+		switch rapid.IntRange(0, 2).Draw(t, "change") {
 		case 0:
-			return json.RawMessage(fmt.Sprintf(`{"spec":{"replicas":%d}}`, r.IntN(6)))
+			return json.RawMessage(fmt.Sprintf(`{"spec":{"replicas":%d}}`, rapid.IntRange(0, 5).Draw(t, "scale-to")))
 		case 1:
-			return image(images[r.IntN(len(images))])
+			return image(rapid.SampledFrom(images).Draw(t, "image"))
 		}
 		return json.RawMessage(`{"spec":{"updateStrategy":{"type":"RollingUpdate","rollingUpdate":{"partition":0}}}}`)
 	},
-	Burst: func(r *rand.Rand) []json.RawMessage {
-		return []json.RawMessage{image(images[1+r.IntN(2)]), json.RawMessage(fmt.Sprintf(`{"spec":{"replicas":%d}}`, 1+r.IntN(5)))}
+	Burst: func(t *rapid.T) []json.RawMessage {
+		return []json.RawMessage{image(rapid.SampledFrom(images[1:]).Draw(t, "roll-to")),
+			json.RawMessage(fmt.Sprintf(`{"spec":{"replicas":%d}}`, rapid.IntRange(1, 5).Draw(t, "scale-to")))}
 	},
 	Kubelet: &sim.Kubelet{ReadyAfter: sim.Duration(500 * time.Millisecond)},
 }
 
-// Plan returns the random plan of seed for subject (plangen.Workload.Plan):
-// StatefulSets "a" and "b", user actions create, scale, roll to another
-// image, lift a partition, delete, delete and recreate, roll and scale at
-// once, each wrapped in at most one fault aimed at the controller.
+// Gen returns the rapid generator of random plans for subject
+// (plangen.Workload.Gen): StatefulSets "a" and "b", user actions create,
+// scale, roll to another image, lift a partition, delete, delete and
+// recreate, roll and scale at once, each wrapped in at most one fault
+// aimed at the controller.
+func Gen(subject string) *rapid.Generator[sim.Plan] { return workload.Gen(subject) }
+
+// Plan returns Gen's plan of seed (plangen.Workload.Plan).
 func Plan(seed uint64, subject string) *sim.Plan { return workload.Plan(seed, subject) }
 
 // image is the merge patch setting the Pod template's image.

@@ -84,6 +84,6 @@ func TestDesiredFailsWhenTheRollDoesNotHappen(t *testing.T) {
 // controller, the KEP-5647 gate on and off.
 func TestCampaign(t *testing.T) {
 	campaign.Run(t, "upstream/statefulset/plans.go",
-		campaign.Subject{Controller: statefulset.Controller(true), Plan: statefulset.Plan},
-		campaign.Subject{Controller: statefulset.Controller(false), Plan: statefulset.Plan})
+		campaign.Subject{Controller: statefulset.Controller(true), Gen: statefulset.Gen},
+		campaign.Subject{Controller: statefulset.Controller(false), Gen: statefulset.Gen})
 }

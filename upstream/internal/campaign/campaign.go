@@ -1,6 +1,7 @@
 // Package campaign runs random-plan campaigns over the upstream module's
 // subjects and renders their table: per subject, plans run, plans failing
-// each invariant, and the CPU time to the first failure.
+// each invariant, and the CPU time to the first failure; with
+// -upstream.shrink it shrinks failing plans with rapid (Shrink).
 package campaign
 
 import (
@@ -14,23 +15,35 @@ import (
 	"testing"
 	"time"
 
+	"pgregory.net/rapid"
+
 	"github.com/cachelab/cachelab/cachelabtest"
 	"github.com/cachelab/cachelab/fakeapi/fakeapibench"
 	"github.com/cachelab/cachelab/sim"
 )
 
 var (
-	plansFlag = flag.Int("upstream.plans", 0, "random plans per subject for the campaign (0: skip)")
-	seedFlag  = flag.Uint64("upstream.seed", 1, "first seed of the campaign's plans")
-	tableFlag = flag.String("upstream.table", "", "file to write the campaign's table to (besides the test log)")
-	keepFlag  = flag.Bool("upstream.keep", false, "for triage: keep every failing plan's files (plan, trace, report) under testdata/cachelab and log one line per failed verdict")
+	plansFlag  = flag.Int("upstream.plans", 0, "random plans per subject for the campaign (0: skip)")
+	seedFlag   = flag.Uint64("upstream.seed", 1, "first seed of the campaign's plans")
+	tableFlag  = flag.String("upstream.table", "", "file to write the campaign's table to (besides the test log)")
+	keepFlag   = flag.Bool("upstream.keep", false, "for triage: keep every failing plan's files (plan, trace, report) under testdata/cachelab and log one line per failed verdict")
+	shrinkFlag = flag.Bool("upstream.shrink", false, "shrink each subject's first failing plan of each invariant with rapid, and save the smallest plan that still fails it")
 )
 
 // Subject is one controller of a campaign and its plan generator.
 type Subject struct {
 	Controller cachelabtest.Controller
-	// Plan returns the plan of seed for the subject named subject.
-	Plan func(seed uint64, subject string) *sim.Plan
+	// Gen returns the rapid generator of plans for the subject named
+	// subject; the campaign's plan of seed is its Example(seed) (see
+	// plangen.Workload.Plan), the plan Shrink starts from.
+	Gen func(subject string) *rapid.Generator[sim.Plan]
+}
+
+// Plan returns s's plan of seed, named "<subject without upstream/>-<seed>".
+func (s Subject) Plan(seed uint64) *sim.Plan {
+	p := s.Gen(s.Controller.Name).Example(int(seed))
+	p.Name = fmt.Sprintf("%s-%d", strings.TrimPrefix(s.Controller.Name, "upstream/"), seed)
+	return &p
 }
 
 // row is one subject's campaign result.
@@ -43,6 +56,7 @@ type row struct {
 	firstPlan   string
 	firstSize   int
 	firstReport string
+	shrunk      []string      // "<invariant> seed N: S -> M steps", with -upstream.shrink
 	dupAt       int           // plans run at the first no-duplicate-children failure; 0: none
 	dupCPU      time.Duration // CPU time until then
 	dupSeed     uint64
@@ -76,8 +90,7 @@ func Run(t *testing.T, generator string, subjects ...Subject) {
 		start := fakeapibench.ProcessCPU()
 		for i := range n {
 			seed := *seedFlag + uint64(i)
-			p := s.Plan(seed, c.Name)
-			p.Name = fmt.Sprintf("%s-%d", strings.TrimPrefix(c.Name, "upstream/"), seed)
+			p := s.Plan(seed)
 			failures := cachelabtest.Catch(t, c, cachelabtest.These(p))
 			rw.plans++
 			if len(failures) == 0 {
@@ -91,6 +104,9 @@ func Run(t *testing.T, generator string, subjects ...Subject) {
 				if *keepFlag {
 					// One line per failed verdict, for triage.
 					t.Logf("verdict %s seed %d %s: %s", c.Name, seed, v.Invariant, oneLine(v.Reason))
+				}
+				if *shrinkFlag && !replay && rw.byInv[v.Invariant] == 1 {
+					shrinkAndLog(t, s, seed, v.Invariant, rw)
 				}
 			}
 			if rw.dupAt == 0 && slices.Contains(names, "no-duplicate-children") {
@@ -166,6 +182,14 @@ func formatTable(rows []*row, generator string, seed uint64, n int) string {
 			dup = fmt.Sprintf("%d, %s, seed %d", r.dupAt, r.dupCPU.Round(time.Millisecond), r.dupSeed)
 		}
 		fmt.Fprintf(&b, "%s | %s | %s | %s |\n", first, plan, dup, r.cpu.Round(time.Millisecond))
+	}
+	for _, r := range rows {
+		for _, line := range r.shrunk {
+			fmt.Fprintf(&b, "\nshrunk, %s: %s", r.subject, line)
+		}
+	}
+	if slices.ContainsFunc(rows, func(r *row) bool { return len(r.shrunk) > 0 }) {
+		b.WriteString("\n")
 	}
 	return b.String()
 }

@@ -1,189 +1,279 @@
-// Package plangen generates the upstream subjects' random plans: one
-// generator of actions and faults, given each controller's workload.
+// Package plangen generates the upstream subjects' random plans: one rapid
+// generator of actions and faults, given each controller's workload, so
+// that a failing plan shrinks by itself (internal/campaign's Shrink).
 package plangen
 
 import (
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
+	"slices"
 	"time"
+
+	"pgregory.net/rapid"
 
 	"github.com/cachelab/cachelab/sim"
 )
 
-// Workload is what a plan generator needs to know of one controller's
+// Workload is what the plan generator needs to know of one controller's
 // workload: its name prefix, the resource the user acts on, and the
-// user's object and changes of it. Each func draws from r; their draws,
-// in the order Plan makes them, fix a seed's plan, so a change of a
-// Workload's draws changes every plan it generates.
+// user's object and changes of it. Each func draws from t with labelled
+// draws that shrink toward the simplest value (rapid shrinks a draw
+// toward 0, a slice toward fewer elements).
 type Workload struct {
 	// Prefix starts each plan's name: "<Prefix>-<seed>".
 	Prefix string
 	// Resource is the resource of the user's objects ("jobs").
 	Resource string
 	// Object is a new object name in namespace default.
-	Object func(r *rand.Rand, name string) json.RawMessage
+	Object func(t *rapid.T, name string) json.RawMessage
 	// Change is one merge patch of the object's spec.
-	Change func(r *rand.Rand) json.RawMessage
+	Change func(t *rapid.T) json.RawMessage
 	// Burst is merge patches applied at once, one after the other.
-	Burst func(r *rand.Rand) []json.RawMessage
+	Burst func(t *rapid.T) []json.RawMessage
 	// Kubelet, optional, runs the lab's kubelet actor (Pods become Running
 	// and Ready): for controllers that wait for ready Pods (Deployment,
 	// StatefulSet). It makes no draw.
 	Kubelet *sim.Kubelet
+	// World, optional, adds what the controller's world needs besides the
+	// user's objects (Nodes and their arrivals, a metrics source and its
+	// changes), drawn after everything else; its steps are sorted with the
+	// episodes'. Draw independent arrivals as a slice (rapid.SliceOfN), so
+	// that each shrinks away on its own.
+	World func(t *rapid.T, p *sim.Plan)
 }
 
-// Plan returns the random plan of seed for subject (the same seed gives
-// the same plan), small and made of the actions and faults a workload
-// controller meets: objects "a" and "b" in namespace default may exist at
-// the start; then one to four episodes, each at a whole second of its own,
-// are one user action (create, change, delete, delete and recreate, a
-// burst of changes) wrapped in at most one fault aimed at the controller:
-// its watch of pods or of w.Resource held for 1-8 s (a lagging cache),
-// such a hold ended by a 410 (relist), its next pod create or delete
-// failed or applied-but-timed-out (unknown outcome), a crash and restart
-// (possibly with a slow relist), a broken or expired watch, a compaction,
-// or a lagging replica serving its lists. Plan-wide, watch latency (fixed
-// or uniform, up to 2 s), random request errors or unknown-outcome writes,
-// and 1 ms of virtual time per request. The PCG stream is seeded with
-// (seed, 0x5647).
-func (w Workload) Plan(seed uint64, subject string) *sim.Plan {
-	r := rand.New(rand.NewPCG(seed, 0x5647))
-	p := &sim.Plan{
-		Version:  sim.PlanVersion,
-		Name:     fmt.Sprintf("%s-%d", w.Prefix, seed),
-		Seed:     seed,
-		Subject:  subject,
-		Deadline: sim.Duration(3 * time.Minute),
-		Quiet:    sim.Duration(45 * time.Second),
-		Kubelet:  w.Kubelet,
-	}
-	p.Faults.RequestLatency = sim.Distribution{Kind: "fixed", Max: sim.Duration(time.Millisecond)}
-	switch r.IntN(5) {
-	case 1, 2:
-		p.Faults.Latency = sim.Distribution{Kind: "fixed", Max: ms(r, 1, 2000)}
-	case 3, 4:
-		p.Faults.Latency = sim.Distribution{Kind: "uniform", Max: ms(r, 1, 2000)}
-	}
-	switch r.IntN(5) {
-	case 1:
-		p.Faults.ErrorRate = float64(5+r.IntN(26)) / 100
-	case 2:
-		p.Faults.UnknownOutcomeRate = float64(5+r.IntN(26)) / 100
-	}
-	if r.IntN(4) == 0 {
-		p.Faults.ExpireOnRewatch = 0.5
-		p.Faults.DisconnectEvery = sim.Duration(time.Duration(2+r.IntN(8)) * time.Second)
-	}
-	if r.IntN(3) != 0 {
-		p.Objects = append(p.Objects, w.Object(r, "a"))
-	}
-	if r.IntN(3) == 0 {
-		p.Objects = append(p.Objects, w.Object(r, "b"))
-	}
-	used := map[int]bool{}
-	for range 1 + r.IntN(4) {
-		s := 1 + r.IntN(12)
-		for used[s] {
-			s = 1 + r.IntN(12)
+// Gen returns the rapid generator of the workload's random plans for
+// subject: small, made of the actions and faults a workload controller
+// meets. Objects "a" and "b" in namespace default may exist at the start;
+// then one to four episodes, each at a whole second in 1-12 s, are one
+// user action (create, change, delete, delete and recreate, a burst of
+// changes) wrapped in at most one fault aimed at the controller: its watch
+// of pods or of w.Resource held for 1-8 s (a lagging cache), such a hold
+// ended by a 410 (relist), its next pod create or delete failed or
+// applied-but-timed-out (unknown outcome), a crash and restart (possibly
+// with a slow relist), a broken or expired watch, a compaction, or a
+// lagging replica serving its lists. Plan-wide, watch latency (fixed or
+// uniform, up to 2 s), random request errors or unknown-outcome writes, a
+// watch broken every few seconds, and 1 ms of virtual time per request.
+//
+// Episodes neither read nor change one another: removing one leaves the
+// others' times and meaning unchanged, so rapid shrinks a failure to the
+// episodes that cause it. Every draw is labelled ("fault", "action",
+// "at-s", "hold-s", ...) and shrinks toward the simpler plan: no latency,
+// no plan-wide fault, no object at the start, fewer episodes, no fault,
+// action create, the earliest second, the shortest hold.
+func (w Workload) Gen(subject string) *rapid.Generator[sim.Plan] {
+	return rapid.Custom(func(t *rapid.T) sim.Plan {
+		p := sim.Plan{
+			Version:  sim.PlanVersion,
+			Name:     w.Prefix,
+			Seed:     1,
+			Subject:  subject,
+			Deadline: sim.Duration(3 * time.Minute),
+			Quiet:    sim.Duration(45 * time.Second),
+			Kubelet:  w.Kubelet,
 		}
-		used[s] = true
-		p.Steps = append(p.Steps, w.episode(r, time.Duration(s)*time.Second, subject)...)
-	}
-	sortSteps(p.Steps)
-	return p
+		// Every draw is made whatever the choices before it (a value that
+		// is not used is still drawn): a choice shrunk to a simpler one
+		// then leaves the draws after it, and the plan's other parts,
+		// as they were.
+		p.Faults.RequestLatency = sim.Distribution{Kind: "fixed", Max: sim.Duration(time.Millisecond)}
+		latency, latencyMS := Weighted(t, "latency", 1, 2, 2), MS(t, "latency-ms", 1, 2000)
+		switch latency {
+		case 1:
+			p.Faults.Latency = sim.Distribution{Kind: "fixed", Max: latencyMS}
+		case 2:
+			p.Faults.Latency = sim.Distribution{Kind: "uniform", Max: latencyMS}
+		}
+		requests, percent := Weighted(t, "request-faults", 3, 1, 1), rapid.IntRange(5, 30).Draw(t, "request-fault-percent")
+		switch requests {
+		case 1:
+			p.Faults.ErrorRate = float64(percent) / 100
+		case 2:
+			p.Faults.UnknownOutcomeRate = float64(percent) / 100
+		}
+		disconnects, every := Weighted(t, "disconnects", 3, 1), rapid.IntRange(2, 9).Draw(t, "disconnect-every-s")
+		if disconnects == 1 {
+			p.Faults.ExpireOnRewatch = 0.5
+			p.Faults.DisconnectEvery = sim.Duration(time.Duration(every) * time.Second)
+		}
+		seed := rapid.Uint64Range(1, 1<<20).Draw(t, "seed")
+		if p.Faults.Latency.Kind == "uniform" || p.Faults.ErrorRate > 0 || p.Faults.UnknownOutcomeRate > 0 || p.Faults.ExpireOnRewatch > 0 {
+			// The seed of the fault policy's random choices matters only
+			// to these faults; without them it stays 1, so that plans that
+			// differ only in it are one plan.
+			p.Seed = seed
+		}
+		for _, o := range []struct {
+			name    string
+			weights []int
+		}{{"a", []int{1, 2}}, {"b", []int{2, 1}}} {
+			exists, obj := Weighted(t, o.name+"-at-start", o.weights...), w.Object(t, o.name)
+			if exists == 1 {
+				p.Objects = append(p.Objects, obj)
+			}
+		}
+		episodes := rapid.SliceOfN(rapid.Custom(func(t *rapid.T) []sim.Step { return w.episode(t, subject) }), 1, 4).Draw(t, "episodes")
+		for _, e := range episodes {
+			p.Steps = append(p.Steps, e...)
+		}
+		if w.World != nil {
+			w.World(t, &p)
+		}
+		SortSteps(p.Steps)
+		return p
+	})
 }
 
-// episode returns one action at at, wrapped in at most one fault.
-func (w Workload) episode(r *rand.Rand, at time.Duration, subject string) []sim.Step {
-	name := []string{"a", "a", "a", "b"}[r.IntN(4)]
-	fault := func(op string) sim.Step {
-		return sim.Step{At: sim.Duration(at), Actor: "faults", Op: op, Target: subject}
+// Plan returns the plan of seed for subject: the plan Gen draws from
+// rapid's random bitstream of seed, which is also the first plan rapid.Check
+// draws with -rapid.seed=seed (what internal/campaign's Shrink starts
+// from). Its name is "<Prefix>-<seed>".
+func (w Workload) Plan(seed uint64, subject string) *sim.Plan {
+	p := w.Gen(subject).Example(int(seed))
+	p.Name = fmt.Sprintf("%s-%d", w.Prefix, seed)
+	return &p
+}
+
+// faults are an episode's faults, simplest first, with their weights:
+// none, a held watch, a held watch ended by a 410, the next pod write
+// applied but answered 504 or failed, a crash and restart, a broken or
+// expired watch, a compaction, a lagging replica.
+var (
+	faults       = []string{"none", "hold", "hold-expire", "pod-write", "crash", "break", "expire", "compact", "stale-replica"}
+	faultWeights = []int{2, 1, 1, 2, 2, 1, 1, 1, 1}
+)
+
+// actions are an episode's user actions, simplest first.
+var (
+	actions       = []string{"create", "change", "delete", "recreate", "burst"}
+	actionWeights = []int{1, 2, 1, 1, 1}
+)
+
+// episode draws one action at a whole second, wrapped in at most one
+// fault. Every parameter of every fault and action is drawn, used or not,
+// so that a fault or action shrunk to a simpler one leaves the draws after
+// it as they were.
+func (w Workload) episode(t *rapid.T, subject string) []sim.Step {
+	at := sim.Duration(time.Duration(rapid.IntRange(1, 12).Draw(t, "at-s")) * time.Second)
+	name := []string{"a", "b"}[Weighted(t, "name", 3, 1)]
+	fault := faults[Weighted(t, "fault", faultWeights...)]
+	watched := func(label string) string { return []string{"pods", w.Resource}[Weighted(t, label, 2, 1)] }
+	var (
+		holdResource = watched("hold-resource")
+		holdFor      = sim.Duration(time.Duration(rapid.IntRange(1, 8).Draw(t, "hold-s")) * time.Second)
+		writeVerb    = []string{"create", "delete"}[Weighted(t, "write-verb", 2, 1)]
+		writeFails   = Weighted(t, "write-fails", 2, 1) == 1
+		code         = rapid.SampledFrom([]int{500, 503, 429}).Draw(t, "code")
+		down         = MS(t, "down-ms", 0, 3000)
+		slowRelist   = rapid.Bool().Draw(t, "slow-relist")
+		relistFor    = sim.Duration(time.Duration(rapid.IntRange(1, 5).Draw(t, "relist-hold-s")) * time.Second)
+		lag          = int64(rapid.IntRange(1, 10).Draw(t, "lag"))
+		staleFor     = sim.Duration(time.Duration(rapid.IntRange(1, 10).Draw(t, "stale-s")) * time.Second)
+	)
+	action := actions[Weighted(t, "action", actionWeights...)]
+	obj, change, burst := w.Object(t, name), w.Change(t), w.Burst(t)
+
+	step := func(op string) sim.Step {
+		return sim.Step{At: at, Actor: "faults", Op: op, Target: subject}
 	}
-	watched := func() string { return []string{"pods", "pods", w.Resource}[r.IntN(3)] }
 	var before, after []sim.Step
-	switch r.IntN(10) {
-	case 0, 1: // no fault
-	case 2, 3: // a lagging cache, maybe ended by a 410
-		hold := fault("hold")
-		hold.Resource = watched()
-		hold.For = sim.Duration(time.Duration(1+r.IntN(8)) * time.Second)
+	switch fault {
+	case "hold", "hold-expire": // a lagging cache, maybe ended by a 410
+		hold := step("hold")
+		hold.Resource, hold.For = holdResource, holdFor
 		before = append(before, hold)
-		if r.IntN(2) == 0 {
-			exp := fault("expire")
+		if fault == "hold-expire" {
+			exp := step("expire")
 			exp.Resource, exp.At = hold.Resource, hold.At+hold.For/2
 			after = append(after, exp)
 		}
-	case 4, 5: // the next pod write times out after it was applied, or fails
-		arm := fault("timeout-next-write")
-		arm.Resource = "pods"
-		arm.Verb = []string{"create", "create", "delete"}[r.IntN(3)]
-		if r.IntN(3) == 0 {
-			arm.Op = "fail-next"
-			arm.Code = []int{500, 503, 429}[r.IntN(3)]
+	case "pod-write": // the next pod write times out after it was applied, or fails
+		arm := step("timeout-next-write")
+		arm.Resource, arm.Verb = "pods", writeVerb
+		if writeFails {
+			arm.Op, arm.Code = "fail-next", code
 		}
 		before = append(before, arm)
-	case 6, 7: // crash and restart, maybe with a slow relist
-		before = append(before, sim.Step{At: sim.Duration(at), Actor: "controller", Op: "crash"})
-		restart := sim.Duration(at) + ms(r, 0, 3000)
-		if r.IntN(2) == 0 {
-			after = append(after, sim.Step{At: restart, Actor: "faults", Op: "hold", Target: subject,
-				Resource: watched(), For: sim.Duration(time.Duration(1+r.IntN(5)) * time.Second)})
+	case "crash": // crash and restart, maybe with a slow relist
+		before = append(before, sim.Step{At: at, Actor: "controller", Op: "crash"})
+		if slowRelist {
+			after = append(after, sim.Step{At: at + down, Actor: "faults", Op: "hold", Target: subject, Resource: holdResource, For: relistFor})
 		}
-		after = append(after, sim.Step{At: restart, Actor: "controller", Op: "restart"})
-	case 8: // a broken or expired watch, or a compaction
-		st := fault([]string{"break", "expire", "compact"}[r.IntN(3)])
-		if st.Op == "compact" {
-			st.Target = ""
-		} else {
-			st.Resource = watched()
-		}
+		after = append(after, sim.Step{At: at + down, Actor: "controller", Op: "restart"})
+	case "break", "expire":
+		st := step(fault)
+		st.Resource = holdResource
 		after = append(after, st)
-	case 9: // a lagging replica serves the lists at RV 0
-		st := fault("stale-replica")
+	case "compact":
+		st := step(fault)
 		st.Target = ""
-		st.Lag = int64(1 + r.IntN(10))
-		st.For = sim.Duration(time.Duration(1+r.IntN(10)) * time.Second)
+		after = append(after, st)
+	case "stale-replica": // a lagging replica serves the lists at RV 0
+		st := step(fault)
+		st.Target, st.Lag, st.For = "", lag, staleFor
 		before = append(before, st)
 	}
 	user := func(op string) sim.Step {
-		return sim.Step{At: sim.Duration(at), Actor: "user", Op: op, Resource: w.Resource, Namespace: "default", Name: name}
+		return sim.Step{At: at, Actor: "user", Op: op, Resource: w.Resource, Namespace: "default", Name: name}
 	}
 	patch := func(body json.RawMessage) sim.Step {
 		st := user("patch")
 		st.Patch = body
 		return st
 	}
-	create := sim.Step{At: sim.Duration(at), Actor: "user", Op: "create", Object: w.Object(r, name)}
-	var action []sim.Step
-	switch r.IntN(6) {
-	case 0:
-		action = []sim.Step{create}
-	case 1, 2:
-		action = []sim.Step{patch(w.Change(r))}
-	case 3:
-		action = []sim.Step{user("delete")}
-	case 4:
-		action = []sim.Step{user("delete"), create}
-	case 5:
-		for _, body := range w.Burst(r) {
-			action = append(action, patch(body))
+	create := sim.Step{At: at, Actor: "user", Op: "create", Object: obj}
+	var steps []sim.Step
+	switch action {
+	case "create":
+		steps = []sim.Step{create}
+	case "change":
+		steps = []sim.Step{patch(change)}
+	case "delete":
+		steps = []sim.Step{user("delete")}
+	case "recreate":
+		steps = []sim.Step{user("delete"), create}
+	case "burst":
+		for _, body := range burst {
+			steps = append(steps, patch(body))
 		}
 	}
-	steps := append(before, action...)
+	steps = append(before, steps...)
 	return append(steps, after...)
 }
 
-// ms is a whole number of milliseconds drawn from [lo, hi].
-func ms(r *rand.Rand, lo, hi int) sim.Duration {
-	return sim.Duration(time.Duration(lo+r.IntN(hi-lo+1)) * time.Millisecond)
+// Weighted draws an index of weights, each as likely as its weight,
+// labelled label; it shrinks toward index 0.
+func Weighted(t *rapid.T, label string, weights ...int) int {
+	total := 0
+	for _, w := range weights {
+		total += w
+	}
+	x := rapid.IntRange(0, total-1).Draw(t, label)
+	for i, w := range weights {
+		if x < w {
+			return i
+		}
+		x -= w
+	}
+	return len(weights) - 1
 }
 
-// sortSteps orders steps by At, keeping list order on ties.
-func sortSteps(steps []sim.Step) {
-	for i := 1; i < len(steps); i++ {
-		for j := i; j > 0 && steps[j].At < steps[j-1].At; j-- {
-			steps[j], steps[j-1] = steps[j-1], steps[j]
+// MS is a whole number of milliseconds in [lo, hi], labelled label.
+func MS(t *rapid.T, label string, lo, hi int) sim.Duration {
+	return sim.Duration(time.Duration(rapid.IntRange(lo, hi).Draw(t, label)) * time.Millisecond)
+}
+
+// SortSteps orders steps by At, keeping list order on ties (steps play in
+// that order; sorting makes the plan file read in time order).
+func SortSteps(steps []sim.Step) {
+	slices.SortStableFunc(steps, func(a, b sim.Step) int {
+		switch {
+		case a.At < b.At:
+			return -1
+		case a.At > b.At:
+			return 1
 		}
-	}
+		return 0
+	})
 }
