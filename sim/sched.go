@@ -57,6 +57,12 @@ import (
 // the one a run got cannot be followed: the run is started over, up to
 // ReplayAttempts times, until the order recurs (see RunInBubble).
 
+// tally counts the releases of one request base at one instant.
+type tally struct {
+	n     int
+	label string
+}
+
 // errSchedulerClosed fails requests still waiting when the run ends.
 var errSchedulerClosed = errors.New("sim: the run ended before this request was served")
 
@@ -74,7 +80,7 @@ type ticket struct {
 	err    error         // set before ch is closed if the ticket was not served
 	fn     func()        // an action: run by the run loop instead of waking a goroutine
 	gone   bool
-	label  string // what the ticket is about, in words (livelock reports)
+	label  string // a request's label, in words (livelock reports; "" for other tickets)
 	verb   string // the request's verb ("" if the ticket is no request)
 	// object is the object a subject's turn is about ("" for other
 	// tickets): client-go's order, not the scheduler's, decides it.
@@ -111,8 +117,11 @@ type scheduler struct {
 	notify  chan struct{} // capacity 1: "a ticket was added"
 	turns   int
 	counts  map[string]int
-	closed  bool
-	keys    []string // released keys, in order (the delivery schedule)
+	// turnBases are the subject turns' bases ("turn <actor> <what>"), by
+	// actor and what, built once: a run asks for hundreds of turns.
+	turnBases map[[2]string]string
+	closed    bool
+	keys      []string // released keys, in order (the delivery schedule)
 
 	// enforce is a recorded schedule to follow; diverged is the turn at
 	// which the run first could not (-1: never), divergence says why.
@@ -135,11 +144,11 @@ type scheduler struct {
 	// of canonically (random schedules, see ExploreRandom).
 	random *rand.Rand
 
-	// Livelock detection: releases at one virtual instant, per base key.
+	// Livelock detection: releases of requests at one virtual instant,
+	// per base key.
 	limit    int
 	instant  time.Duration
-	tally    map[string]int
-	labels   map[string]string
+	tally    map[string]*tally
 	livelock string
 }
 
@@ -155,13 +164,13 @@ func newScheduler(now func() time.Duration, policy *Policy, enforce []string, li
 	}
 	return &scheduler{
 		now: now, policy: policy,
-		notify:   make(chan struct{}, 1),
-		counts:   map[string]int{},
-		enforce:  enforce,
-		diverged: -1,
-		limit:    limit,
-		tally:    map[string]int{},
-		labels:   map[string]string{},
+		notify:    make(chan struct{}, 1),
+		counts:    map[string]int{},
+		turnBases: map[[2]string]string{},
+		enforce:   enforce,
+		diverged:  -1,
+		limit:     limit,
+		tally:     map[string]*tally{},
 	}
 }
 
@@ -210,27 +219,27 @@ func requestKey(req fakeapi.RequestInfo) (base, label string) {
 }
 
 // enqueue adds a ticket for the next occurrence of base (its key is base
-// plus the occurrence's number), due at due(key) and woken on release; nil
-// if the scheduler has closed. verb is a request's verb, "" for a sleep.
-func (s *scheduler) enqueue(base, label, client, verb string, due func(key string) time.Duration) *ticket {
-	return s.enqueueTicket(&ticket{base: base, label: label, client: client, verb: verb}, due)
+// plus the occurrence's number), due at due, or at cost(key) after due when
+// cost is set, and woken on release; nil if the scheduler has closed. verb
+// is a request's verb, "" for a sleep.
+func (s *scheduler) enqueue(base, label, client, verb string, due time.Duration, cost func(key string) time.Duration) *ticket {
+	return s.enqueueTicket(&ticket{base: base, label: label, client: client, verb: verb, due: due}, cost)
 }
 
-// enqueueObject is enqueue for a subject's turn about object.
-func (s *scheduler) enqueueObject(base, label, client, object string, due func(key string) time.Duration) *ticket {
-	return s.enqueueTicket(&ticket{base: base, label: label, client: client, object: object}, due)
-}
-
-// enqueueTicket adds t (base, label, client, verb and object set).
-func (s *scheduler) enqueueTicket(t *ticket, due func(key string) time.Duration) *ticket {
+// enqueueTicket adds t (base, label, client, verb, object and due set).
+func (s *scheduler) enqueueTicket(t *ticket, cost func(key string) time.Duration) *ticket {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return nil
 	}
-	s.counts[t.base]++
-	t.key = t.base + " #" + strconv.Itoa(s.counts[t.base])
-	t.turn, t.due, t.ch = s.turns, due(t.key), make(chan struct{})
+	n := s.counts[t.base] + 1
+	s.counts[t.base] = n
+	t.key = t.base + " #" + strconv.Itoa(n)
+	if cost != nil {
+		t.due += cost(t.key)
+	}
+	t.turn, t.ch = s.turns, make(chan struct{})
 	s.pending = append(s.pending, t)
 	s.logLocked(t)
 	s.mu.Unlock()
@@ -256,8 +265,7 @@ func (s *scheduler) awaitRequest(ctx context.Context, req fakeapi.RequestInfo, c
 		return nil
 	}
 	base, label := requestKey(req)
-	now := s.now()
-	t := s.enqueue(base, label, req.Client, req.Verb, func(key string) time.Duration { return now + cost(key) })
+	t := s.enqueue(base, label, req.Client, req.Verb, s.now(), cost)
 	if t == nil {
 		return errSchedulerClosed
 	}
@@ -271,7 +279,7 @@ func (s *scheduler) awaitDelivery(watcher string, seq int) (<-chan struct{}, fun
 	s.mu.Lock()
 	// The watch's client: its name is "client/resource#n" (WatcherName).
 	client := watcher[:max(strings.LastIndexByte(watcher, '/'), 0)]
-	t := &ticket{key: key, base: "event " + watcher, client: client, label: "events to watch " + watcher, turn: s.turns, due: now, ch: make(chan struct{})}
+	t := &ticket{key: key, base: key[:len("event ")+len(watcher)], client: client, turn: s.turns, due: now, ch: make(chan struct{})}
 	if s.closed {
 		close(t.ch)
 	} else {
@@ -285,16 +293,21 @@ func (s *scheduler) awaitDelivery(watcher string, seq int) (<-chan struct{}, fun
 
 // sleep waits until virtual time now+d, woken in its turn (see Env.Sleep).
 func (s *scheduler) sleep(ctx context.Context, actor, name string, d time.Duration) {
-	due := s.now() + d
-	if t := s.enqueue("sleep "+actor+" "+name, actor+": "+name, actor, "", func(string) time.Duration { return due }); t != nil {
+	if t := s.enqueue("sleep "+actor+" "+name, "", actor, "", s.now()+d, nil); t != nil {
 		_ = s.wait(ctx, t)
 	}
 }
 
 // turn waits for actor's turn to do what says, to object (see Env.Turn).
 func (s *scheduler) turn(ctx context.Context, actor, what, object string) {
-	now := s.now()
-	if t := s.enqueueObject("turn "+actor+" "+what, actor+": "+what+" "+object, actor, object, func(string) time.Duration { return now }); t != nil {
+	s.mu.Lock()
+	base, ok := s.turnBases[[2]string{actor, what}]
+	if !ok {
+		base = "turn " + actor + " " + what
+		s.turnBases[[2]string{actor, what}] = base
+	}
+	s.mu.Unlock()
+	if t := s.enqueueTicket(&ticket{base: base, client: actor, object: object, due: s.now()}, nil); t != nil {
 		_ = s.wait(ctx, t)
 	}
 }
@@ -304,8 +317,7 @@ func (s *scheduler) turn(ctx context.Context, actor, what, object string) {
 // has closed (the run is ending).
 func (s *scheduler) awaitTimer(watcher, name string, d time.Duration) (<-chan struct{}, func()) {
 	client := watcher[:max(strings.LastIndexByte(watcher, '/'), 0)]
-	due := s.now() + d
-	t := s.enqueue("timer "+watcher+" "+name, "watch "+watcher+": "+name, client, "", func(string) time.Duration { return due })
+	t := s.enqueue("timer "+watcher+" "+name, "", client, "", s.now()+d, nil)
 	if t == nil {
 		return nil, func() {}
 	}
@@ -315,7 +327,7 @@ func (s *scheduler) awaitTimer(watcher, name string, d time.Duration) (<-chan st
 // at queues fn to be run by the run loop at virtual time due, in its turn,
 // and returns its ticket (to withdraw it).
 func (s *scheduler) at(due time.Duration, key string, fn func()) *ticket {
-	t := &ticket{key: key, base: key, label: key, due: due, fn: fn, ch: make(chan struct{})}
+	t := &ticket{key: key, base: key, due: due, fn: fn, ch: make(chan struct{})}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -430,14 +442,21 @@ func (s *scheduler) next(now time.Duration) *ticket {
 	s.pending = slices.Delete(s.pending, best, best+1)
 	s.turns++
 	s.keys = append(s.keys, t.entry())
-	if now != s.instant {
-		s.instant = now
-		clear(s.tally)
-	}
-	s.tally[t.base]++
-	s.labels[t.base] = t.label
-	if s.tally[t.base] >= s.limit && s.livelock == "" && strings.HasPrefix(t.base, "req ") {
-		s.livelock = s.livelockReportLocked(now)
+	if t.verb != "" {
+		// A request: the livelock tally.
+		if now != s.instant {
+			s.instant = now
+			clear(s.tally)
+		}
+		c := s.tally[t.base]
+		if c == nil {
+			c = &tally{label: t.label}
+			s.tally[t.base] = c
+		}
+		c.n++
+		if c.n >= s.limit && s.livelock == "" {
+			s.livelock = s.livelockReportLocked(now)
+		}
 	}
 	return t
 }
@@ -492,9 +511,9 @@ func (s *scheduler) livelockReportLocked(now time.Duration) string {
 		n    int
 	}
 	var top []kv
-	for b, n := range s.tally {
-		if n >= s.limit/4 && strings.HasPrefix(b, "req ") {
-			top = append(top, kv{b, n})
+	for b, c := range s.tally {
+		if c.n >= s.limit/4 {
+			top = append(top, kv{b, c.n})
 		}
 	}
 	sort.Slice(top, func(i, j int) bool {
@@ -508,7 +527,7 @@ func (s *scheduler) livelockReportLocked(now time.Duration) string {
 	}
 	parts := make([]string, 0, len(top))
 	for _, e := range top {
-		parts = append(parts, fmt.Sprintf("%s %d times", s.labels[e.base], e.n))
+		parts = append(parts, fmt.Sprintf("%s %d times", s.tally[e.base].label, e.n))
 	}
 	return fmt.Sprintf("livelock: at t=%s the virtual clock stopped while requests went on: %s", now, strings.Join(parts, ", "))
 }
