@@ -1,0 +1,54 @@
+package statefulset_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cachelab/cachelab/cachelabtest"
+	"github.com/cachelab/cachelab/upstream/statefulset"
+)
+
+// The campaign's matches-reference false alarm of seed 62 (docs/upstream.md,
+// StatefulSet, class H2) stays fixed, gate on and off: the controller
+// crashed before creating Pod a-0 and, restarted, created it from the new
+// template, where the fault-free reference created it from the old one and
+// the partition (1) kept it there. Both are what the StatefulSet contract
+// allows; the faulted end state is that of a controller started after the
+// user's last action, and the oracle passes it.
+func TestCampaignReferenceFalseAlarmStaysFixed(t *testing.T) {
+	const file = "findings/false-alarm-reference-exempt-pod-revision-62.json"
+	for _, gate := range []bool{true, false} {
+		for _, f := range cachelabtest.Catch(t, statefulset.Controller(gate), cachelabtest.Files(file)) {
+			for _, v := range f.Failed {
+				if v.Invariant == "matches-reference" {
+					t.Errorf("%s, gate %v: matches-reference failed again: %s", file, gate, v.Reason)
+				}
+			}
+		}
+	}
+}
+
+// Seed 147, gate on, is no false alarm: after a restart, with its
+// StatefulSet watch held, the controller creates ControllerRevision
+// a-7f455fd784 (revision 2) and 48 ms later a-d56d8fd75 for the next
+// template, again as revision 2, from a revision cache without its own
+// create: two revisions share a number (the reference numbers them 2 and
+// 3). read-your-writes names the decision, matches-reference the end
+// state.
+func TestFindingRevisionNumberFromAStaleRevisionCache(t *testing.T) {
+	const file = "findings/revision-number-from-stale-revisions-147.json"
+	failures := cachelabtest.Catch(t, statefulset.Controller(true), cachelabtest.Files(file))
+	if len(failures) != 1 {
+		t.Fatalf("%d failures, want the plan's one", len(failures))
+	}
+	failed := map[string]string{}
+	for _, v := range failures[0].Failed {
+		failed[v.Invariant] = v.Reason
+	}
+	if r := failed["read-your-writes"]; !strings.Contains(r, "controllerrevisions/default/a-d56d8fd75") || !strings.Contains(r, "a-7f455fd784") {
+		t.Errorf("read-your-writes should name the create of a-d56d8fd75 decided without the own create of a-7f455fd784: %q", r)
+	}
+	if r := failed["matches-reference"]; !strings.Contains(r, "controllerrevisions/default/a-7f455fd784") {
+		t.Errorf("matches-reference should name revision a-7f455fd784: %q", r)
+	}
+}
