@@ -21,10 +21,10 @@ test: lint ## vet, gofmt check, then every test with the race detector
 examples: ## the examples module (examples/): a client-go controller and a controller-runtime reconciler under random plans, and each one's planted bug caught
 	cd examples && $(GO) test -count=1 -timeout 10m ./... -rapid.checks=$${CHECKS:-300} -rapid.shrinktime=5s $${SEED:+-rapid.seed=$$SEED}
 
-upstream: ## slow: kube-controller-manager's real ReplicaSet, Job, StatefulSet, DaemonSet, HPA (KEP-5647's gate on and off) and Deployment controllers, and the cluster around an operator (k8s.io/kubernetes v1.37.1, nested module upstream/): their tests, then PLANS random plans each (default 200, from SEED, default 1); prints the tables (also upstream/<controller>/campaign.md)
+upstream: ## slow: kube-controller-manager's real ReplicaSet, Job, StatefulSet, DaemonSet, HPA (KEP-5647's gate on and off) and Deployment controllers, and the cluster around an operator (k8s.io/kubernetes v1.37.1, nested module upstream/): their tests, then PLANS random plans each (default 200, from SEED, default 1; SHRINK=1 shrinks each subject's first failing plan of each invariant); prints the tables (also upstream/<controller>/campaign.md)
 	cd upstream && $(GO) test -count=1 -timeout 10m ./...
 	cd upstream && { $(GO) test -p 1 -count=1 -timeout 60m -run '^TestCampaign$$' ./replicaset ./job ./deployment ./statefulset ./daemonset ./hpa -v \
-		-upstream.plans=$${PLANS:-200} -upstream.seed=$${SEED:-1} -upstream.table=campaign.md > campaign.log 2>&1; \
+		-upstream.plans=$${PLANS:-200} -upstream.seed=$${SEED:-1} $${SHRINK:+-upstream.shrink} -upstream.table=campaign.md > campaign.log 2>&1; \
 		st=$$?; grep -v -e '^=== RUN' -e '^--- PASS' -e '^PASS$$' campaign.log; exit $$st; }
 
 test-count3: ## slow: every test three times in one process, with the race detector (go test -race -count=3), in the main module and in examples/: what a CI that sets -count sees; run it before a session stops
