@@ -160,6 +160,7 @@ func Register() {
 	for _, gk := range Converted {
 		store.RegisterConverter(gk, SchemeConverter{})
 	}
+	store.RegisterTypeConverter(typeConverter)
 }
 
 // Unregister removes every Kind's registration: stores created afterwards
@@ -172,6 +173,7 @@ func Unregister() {
 	for _, gk := range Converted {
 		store.RegisterConverter(gk, nil)
 	}
+	store.RegisterTypeConverter(nil)
 }
 
 // Converted are the kinds the store serves in a second version from one

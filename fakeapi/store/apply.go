@@ -39,6 +39,37 @@ var builtinTypeConverter = sync.OnceValue(func() managedfields.TypeConverter {
 	return applyconfigurations.NewTypeConverter(clientgoscheme.Scheme)
 })
 
+// typeConverters holds the registered source of the built-in kinds' type
+// converter (RegisterTypeConverter), nil for client-go's.
+var typeConverters = struct {
+	sync.RWMutex
+	f func() managedfields.TypeConverter
+}{}
+
+// RegisterTypeConverter makes every store created afterwards use the type
+// converter f returns (called on a store's first server-side apply or
+// tracked write of a built-in kind; f should build it once) for the
+// built-in kinds' managed fields, instead of client-go's embedded models
+// (applyconfigurations.NewTypeConverter). kubestrategies registers
+// kube-apiserver's own OpenAPI models. nil restores client-go's. Safe for
+// concurrent use.
+func RegisterTypeConverter(f func() managedfields.TypeConverter) {
+	typeConverters.Lock()
+	defer typeConverters.Unlock()
+	typeConverters.f = f
+}
+
+// registeredTypeConverter is the registered type converter source, else
+// client-go's.
+func registeredTypeConverter() func() managedfields.TypeConverter {
+	typeConverters.RLock()
+	defer typeConverters.RUnlock()
+	if typeConverters.f != nil {
+		return typeConverters.f
+	}
+	return builtinTypeConverter
+}
+
 // unstructuredConvertor is the object convertor of a single-version
 // custom resource: nothing to convert.
 type unstructuredConvertor struct{}
@@ -83,7 +114,7 @@ func (s *Store) fieldManager(r *resState, sub string) (*managedfields.FieldManag
 		err error
 	)
 	if r.typed {
-		fm, err = managedfields.NewDefaultFieldManager(builtinTypeConverter(), s.scheme, noDefaults{}, s.scheme, r.gvk, r.gvk.GroupVersion(), sub, nil)
+		fm, err = managedfields.NewDefaultFieldManager(s.typeConverter(), s.scheme, noDefaults{}, s.scheme, r.gvk, r.gvk.GroupVersion(), sub, nil)
 	} else {
 		tc := managedfields.NewDeducedTypeConverter()
 		if r.Schema != nil {

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 )
 
 func applyCM(t *testing.T, s *Store, manager string, force bool, data string) (*corev1.ConfigMap, error) {
@@ -109,5 +110,33 @@ func TestApplyOfAPartialDeploymentKeepsWhatOthersOwn(t *testing.T) {
 	}
 	if *d.Spec.Replicas != 4 || d.Spec.Selector == nil || d.Spec.Selector.MatchLabels["app"] != "web" || len(d.Spec.Template.Spec.Containers) != 1 {
 		t.Errorf("after the partial apply: replicas %d, selector %v, containers %v", *d.Spec.Replicas, d.Spec.Selector, d.Spec.Template.Spec.Containers)
+	}
+}
+
+// A registered type converter (kubestrategies registers kube-apiserver's
+// models) is what a store created afterwards applies built-in kinds with:
+// with client-go's models a Deployment's containers are an associative
+// list (owned by name), with a deduced converter registered they are
+// atomic. Stores created before keep theirs.
+func TestRegisteredTypeConverterServesApplyOfBuiltins(t *testing.T) {
+	gvr := appsv1.SchemeGroupVersion.WithResource("deployments")
+	const d = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n      - name: c\n        image: app:1\n"
+	fields := func(s *Store) string {
+		t.Helper()
+		out, _, err := s.Patch(gvr, "ns", "web", types.ApplyYAMLPatchType, []byte(d), metav1.PatchOptions{FieldManager: "alice"}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out.(*appsv1.Deployment).ManagedFields[0].FieldsV1.Raw)
+	}
+	before, _ := newTestStore(t, 0)
+	RegisterTypeConverter(managedfields.NewDeducedTypeConverter)
+	t.Cleanup(func() { RegisterTypeConverter(nil) })
+	deduced, _ := newTestStore(t, 0)
+	if fs := fields(before); !strings.Contains(fs, `k:{\"name\":\"c\"}`) {
+		t.Errorf("client-go's models: containers not owned by name: %s", fs)
+	}
+	if fs := fields(deduced); strings.Contains(fs, `k:{\"name\":\"c\"}`) {
+		t.Errorf("a deduced converter registered: containers still owned by name: %s", fs)
 	}
 }

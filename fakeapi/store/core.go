@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/clock"
@@ -37,6 +38,9 @@ type Store struct {
 	// views are the versions served from another version's storage
 	// (views.go).
 	views map[schema.GroupVersionResource]*view
+	// typeConverter makes the built-in kinds' type converter for
+	// server-side apply (RegisterTypeConverter), taken at New.
+	typeConverter func() managedfields.TypeConverter
 
 	// uidSeq and nameSeq make UIDs and generated names deterministic.
 	uidSeq  int64
@@ -119,6 +123,8 @@ func New(opts Options) *Store {
 		nsLifecycle: opts.NamespaceLifecycle,
 		defaultSAs:  opts.DefaultServiceAccounts,
 		trackAll:    opts.TrackManagedFields,
+
+		typeConverter: registeredTypeConverter(),
 	}
 	if s.clock == nil {
 		s.clock = clock.RealClock{}

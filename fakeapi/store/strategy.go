@@ -74,7 +74,8 @@ func RegisterStrategy(gr schema.GroupResource, st Strategy) {
 	strategies.m[gr] = st
 }
 
-// WithoutStrategies runs f with no Strategy and no Converter registered,
+// WithoutStrategies runs f with no Strategy, Converter or type converter
+// registered,
 // then restores the registrations: stores f creates serve every built-in
 // kind through the lab's hand-written rules and conversions. `cachelab
 // bench` measures a binary with kubestrategies both ways in one run with
@@ -88,7 +89,14 @@ func WithoutStrategies(f func()) {
 	savedConverters := converters.m
 	converters.m = map[schema.GroupKind]Converter{}
 	converters.Unlock()
+	typeConverters.Lock()
+	savedTC := typeConverters.f
+	typeConverters.f = nil
+	typeConverters.Unlock()
 	defer func() {
+		typeConverters.Lock()
+		typeConverters.f = savedTC
+		typeConverters.Unlock()
 		strategies.Lock()
 		strategies.m = savedStrategies
 		strategies.Unlock()
