@@ -419,21 +419,25 @@ func (q *recordedQueue[T]) Forget(key T) {
 
 // AddRateLimited records "requeue" and re-adds key after its backoff.
 func (q *recordedQueue[T]) AddRateLimited(key T) {
-	q.requeue(key)
+	q.requeue(key, "")
 	q.TypedRateLimitingInterface.AddRateLimited(key)
 }
 
-// AddAfter records "requeue" and re-adds key after d.
+// AddAfter records "requeue" (its Detail "after <d>") and re-adds key
+// after d.
 func (q *recordedQueue[T]) AddAfter(key T, d time.Duration) {
-	q.requeue(key)
+	q.requeue(key, sim.RequeueAfterPrefix+d.String())
 	q.TypedRateLimitingInterface.AddAfter(key, d)
 }
 
-func (q *recordedQueue[T]) requeue(key T) {
+// requeue records "requeue" of key; detail is "" for AddRateLimited (a
+// retry after a failure, which keeps the run from being quiet until it
+// comes) and "after <d>" for AddAfter.
+func (q *recordedQueue[T]) requeue(key T, detail string) {
 	q.mu.Lock()
 	q.requeued[key] = true
 	q.mu.Unlock()
-	q.op("requeue", key)
+	q.r.record(sim.Record{Kind: sim.RecQueue, Op: "requeue", Key: fmt.Sprint(key), Detail: detail})
 }
 
 // runKey is the context key under which a subject's context carries its

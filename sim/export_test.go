@@ -7,3 +7,7 @@ func AssumeAllIndependent() (restore func()) {
 	dependentRelation = func(a, b ticketInfo) bool { return false }
 	return func() { dependentRelation = dependent }
 }
+
+// PendingRetriesForTest returns how many keys have a retry pending after
+// recs (pendingRetries).
+func PendingRetriesForTest(recs []Record) int { return len(pendingRetries(recs)) }

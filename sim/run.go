@@ -366,8 +366,17 @@ func (r *run) play() (*Trace, error) {
 }
 
 // waitQuiet lets the run go on until nothing but bookmarks happened for the
-// plan's quiet period (true), or the deadline passed or the run must stop
-// (false: a livelock, a spent record budget).
+// plan's quiet period and no retry after a failure is pending (true), or
+// the deadline passed or the run must stop (false: a livelock, a spent
+// record budget).
+//
+// A retry is pending when a key's latest reconcile failed or was requeued
+// with AddRateLimited and has not run again (pendingRetries): the
+// controller is not done, and its rate limiter's backoff (controller-
+// runtime's and client-go's default grows to 1000 s) may be longer than
+// the quiet period. Virtual time costs nothing, so the run goes on until
+// the retry comes; a deadline that passes first is noted in the trace with
+// the retries still pending.
 func (r *run) waitQuiet() bool {
 	deadline, quiet := r.plan.Deadline.D(), r.plan.Quiet.D()
 	for {
@@ -377,7 +386,16 @@ func (r *run) waitQuiet() bool {
 			return false
 		}
 		if now-last >= quiet {
-			return true
+			why, pending := r.rec.pendingRetry()
+			if !pending {
+				return true
+			}
+			if now >= deadline {
+				r.rec.record(Record{Kind: RecNote, Actor: "sim", Step: -1, Detail: fmt.Sprintf("deadline %s passed quiet but not settled: %s", r.plan.Deadline, why)})
+				return false
+			}
+			r.sleepUntil(min(now+quiet, deadline))
+			continue
 		}
 		if now >= deadline {
 			return false

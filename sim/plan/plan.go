@@ -47,8 +47,9 @@ type Plan struct {
 	// quiet. Optional; default 5m.
 	Deadline Duration `json:"deadline,omitempty"`
 	// Quiet is how long nothing but bookmarks must happen for the run to be
-	// quiet (after the timeline, and for wait-quiet steps). Optional;
-	// default 10s.
+	// quiet (after the timeline, and for wait-quiet steps), with no retry
+	// after a failed reconcile pending (the run goes on until it comes, or
+	// to the deadline). Optional; default 10s.
 	Quiet Duration `json:"quiet,omitempty"`
 	// Kubelet, when set, runs the "kubelet" actor: an informer on Pods that
 	// moves every Pod to phase Running with condition Ready after a delay.

@@ -315,9 +315,10 @@ func (q recordingQueue) AddRateLimited(key cache.ObjectName) {
 	q.TypedRateLimitingInterface.AddRateLimited(key)
 }
 
-// AddAfter records "requeue" and re-adds key after d.
+// AddAfter records "requeue" (its Detail "after <d>": a retry Bellerophon
+// chose, not one after a failure) and re-adds key after d.
 func (q recordingQueue) AddAfter(key cache.ObjectName, d time.Duration) {
-	q.op("requeue", key)
+	q.rec.record(sim.Record{Kind: sim.RecQueue, Op: "requeue", Key: key.String(), Detail: sim.RequeueAfterPrefix + d.String()})
 	q.TypedRateLimitingInterface.AddAfter(key, d)
 }
 
