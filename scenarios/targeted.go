@@ -352,12 +352,28 @@ func TargetedPlans(base *sim.Plan, ref *sim.Trace, opt TargetedOptions) ([]Targe
 	s, p = intermediateState(base, v, opt)
 	out, pruned = append(out, s...), append(pruned, p...)
 	s, p = requestFaults(base, v)
-	out, pruned = append(out, s...), append(pruned, p...)
+	out, pruned = append(out, busiestFirst(s, v)...), append(pruned, p...)
 	s, p = interleavedWriter(base, v)
-	out, pruned = append(out, s...), append(pruned, p...)
+	out, pruned = append(out, busiestFirst(s, v)...), append(pruned, p...)
 	s, p = ownWrites(base, v)
-	out, pruned = append(out, s...), append(pruned, p...)
+	out, pruned = append(out, busiestFirst(s, v)...), append(pruned, p...)
 	return out, pruned
+}
+
+// busiestFirst orders plans aimed at one verb and resource of the
+// controller's writes (Target "VERB RESOURCE") or at one resource (Target
+// "RESOURCE") by how many writes of it the controller made in the
+// reference, most first (stably): what a controller writes most is its
+// main loop (a ReplicaSet's Pod creates), where a fault is likeliest to
+// meet a decision. Other plans keep their place.
+func busiestFirst(ts []Targeted, v *refView) []Targeted {
+	count := map[string]int{}
+	for _, w := range v.writes {
+		count[w.verb+" "+w.resource]++
+		count[w.resource]++
+	}
+	slices.SortStableFunc(ts, func(a, b Targeted) int { return count[b.Target] - count[a.Target] })
+	return ts
 }
 
 // withSteps returns base with extra steps appended and its name suffixed.
