@@ -52,7 +52,17 @@ The fault-free plan runs twice: every path whose
 value differs between the two fault-free runs (a token the controller draws
 from crypto/rand, a name with a random suffix) is left out of the
 comparison and named in the verdict, so that the controller's own
-nondeterminism is never blamed on a fault.`
+nondeterminism is never blamed on a fault.
+Some controllers' end states depend, with no fault, on which of the user's
+states they saw (a StatefulSet Pod below its partition keeps the template
+it was created from; the scale an HPA set stays when the HPA is deleted):
+the plan then allows several end states. When the end states differ and
+the subject's desired state holds at the run's end, the plan runs once
+more without faults with the controller started only after the user's last
+action, as one deployed late; a run whose end state equals that one passes
+(its desired state reached there too, the same user actions done), and
+the verdict names what the reference holds otherwise. A run unlike both,
+or of a subject with no desired state, fails.`
 
 // ReferenceOptions adapt the end-state comparison to a controller.
 type ReferenceOptions struct {
