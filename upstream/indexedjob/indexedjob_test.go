@@ -139,12 +139,19 @@ func start(ctx context.Context, t *testing.T, disrupt func(*corev1.Pod) bool) *c
 		t.Fatalf("creating a namespace on the real server: %v", err)
 	}
 	t.Cleanup(func() {
-		// The Job controller has stopped: take its job-tracking finalizer
-		// off the Pods it left, or the namespace would never go.
+		// The Job controller has stopped, and the controller manager runs
+		// no pvc-protection controller: take the job-tracking finalizer off
+		// the Pods left and pvc-protection off the claim, or the namespace
+		// would never go.
 		bg := context.Background()
+		unfinalize := []byte(`{"metadata":{"finalizers":null}}`)
 		pods, _ := admin.CoreV1().Pods(ns.Name).List(bg, metav1.ListOptions{})
 		for _, p := range pods.Items {
-			_, _ = admin.CoreV1().Pods(ns.Name).Patch(bg, p.Name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+			_, _ = admin.CoreV1().Pods(ns.Name).Patch(bg, p.Name, types.MergePatchType, unfinalize, metav1.PatchOptions{})
+		}
+		pvcs, _ := admin.CoreV1().PersistentVolumeClaims(ns.Name).List(bg, metav1.ListOptions{})
+		for _, p := range pvcs.Items {
+			_, _ = admin.CoreV1().PersistentVolumeClaims(ns.Name).Patch(bg, p.Name, types.MergePatchType, unfinalize, metav1.PatchOptions{})
 		}
 		_ = admin.CoreV1().Namespaces().Delete(bg, ns.Name, metav1.DeleteOptions{})
 	})
