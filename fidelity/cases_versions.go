@@ -157,6 +157,16 @@ var versionCases = []Case{
 		e.Delete("delete the CRD", CustomResourceDefinitions, name, metav1.DeleteOptions{})
 		e.WaitGone(CustomResourceDefinitions, name)
 	}},
+	{Name: "crd-validation-beyond-the-subset", Doc: "CRDs that only apiextensions' full validation refuses: a printer column of an unknown type, a Webhook conversion without its webhook.", Run: func(e *Env) {
+		group := e.Namespace + ".cachelab.dev"
+		crd := widgetCRD(group)
+		versions := crd["spec"].(map[string]any)["versions"].([]any)
+		v := versions[0].(map[string]any)
+		col := map[string]any{"name": "Size", "type": "bogus", "jsonPath": ".spec.size"}
+		bad := with(crd, []any{with(v, []any{col}, "additionalPrinterColumns")}, "spec", "versions")
+		e.Create("create with a printer column of type bogus", CustomResourceDefinitions, bad)
+		e.Create("create with a Webhook conversion and no webhook", CustomResourceDefinitions, with(crd, map[string]any{"strategy": "Webhook"}, "spec", "conversion"))
+	}},
 }
 
 func init() { Cases = append(Cases, versionCases...) }

@@ -161,6 +161,7 @@ func Register() {
 		store.RegisterConverter(gk, SchemeConverter{})
 	}
 	store.RegisterTypeConverter(typeConverter)
+	store.RegisterCRDValidation(CRDValidation{})
 }
 
 // Unregister removes every Kind's registration: stores created afterwards
@@ -174,6 +175,7 @@ func Unregister() {
 		store.RegisterConverter(gk, nil)
 	}
 	store.RegisterTypeConverter(nil)
+	store.RegisterCRDValidation(nil)
 }
 
 // Converted are the kinds the store serves in a second version from one

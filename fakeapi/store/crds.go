@@ -1,6 +1,8 @@
 package store
 
 import (
+	"sync"
+
 	"fmt"
 	"slices"
 	"sort"
@@ -52,6 +54,28 @@ func isCRDs(r *resState) bool { return r.GVR == CRDsResource }
 
 // addCRDs serves customresourcedefinitions.
 func (s *Store) addCRDs() {
+	full := registeredCRDValidation()
+	defer func() {
+		if full == nil {
+			return
+		}
+		// kube-apiserver's own CRD validation replaces the subset below.
+		r := s.res[CRDsResource]
+		r.rules.validate, r.rules.validateUpdate = nil, nil
+		r.rules.validateWithOld = func(obj, old runtime.Object) field.ErrorList {
+			crd, err := typedCRD(obj.(*unstructured.Unstructured))
+			if err != nil {
+				return field.ErrorList{field.Invalid(field.NewPath("spec"), "", err.Error())}
+			}
+			var oldCRD *apiextensionsv1.CustomResourceDefinition
+			if old != nil {
+				if oldCRD, err = typedCRD(old.(*unstructured.Unstructured)); err != nil {
+					return field.ErrorList{field.Invalid(field.NewPath("spec"), "", err.Error())}
+				}
+			}
+			return full.ValidateCRD(crd, oldCRD)
+		}
+	}()
 	s.add(&resState{
 		Resource: Resource{GVR: CRDsResource, Kind: "CustomResourceDefinition", ListKind: "CustomResourceDefinitionList", HasStatus: true},
 		gvk:      apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"),
@@ -404,4 +428,37 @@ func scaleSubresource(sr *apiextensionsv1.CustomResourceSubresources) *ScaleSubr
 		sc.LabelSelectorPath = *sr.Scale.LabelSelectorPath
 	}
 	return sc
+}
+
+// CRDValidation validates CustomResourceDefinitions as kube-apiserver's
+// CRD strategy does (apiextensions-apiserver's
+// ValidateCustomResourceDefinition and ValidateCustomResourceDefinitionUpdate).
+// The main module does not import that package (it pulls gRPC and
+// OpenTelemetry into every user's build: docs/kube-strategies.md);
+// kubestrategies registers it. Implementations must not modify their
+// arguments and must be safe for concurrent use.
+type CRDValidation interface {
+	// ValidateCRD validates crd, created (old nil) or updated from old.
+	ValidateCRD(crd, old *apiextensionsv1.CustomResourceDefinition) field.ErrorList
+}
+
+var crdValidations = struct {
+	sync.RWMutex
+	v CRDValidation
+}{}
+
+// RegisterCRDValidation makes every store created afterwards validate CRDs
+// created or updated through the API with v instead of the lab's
+// hand-written subset (validateCRD); nil restores the subset. Safe for
+// concurrent use.
+func RegisterCRDValidation(v CRDValidation) {
+	crdValidations.Lock()
+	defer crdValidations.Unlock()
+	crdValidations.v = v
+}
+
+func registeredCRDValidation() CRDValidation {
+	crdValidations.RLock()
+	defer crdValidations.RUnlock()
+	return crdValidations.v
 }

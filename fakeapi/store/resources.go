@@ -49,6 +49,9 @@ type kindRules struct {
 	// withUID completes a new object once its UID is set (the job
 	// strategy's generated selector).
 	withUID func(obj runtime.Object)
+	// validateWithOld, optional, validates an object created (old nil) or
+	// updated from old in one call (a registered CRDValidation).
+	validateWithOld func(obj, old runtime.Object) field.ErrorList
 	// validateUpdate checks what an update may not change (immutable
 	// fields and objects), given the stored object.
 	validateUpdate func(obj, old runtime.Object) field.ErrorList

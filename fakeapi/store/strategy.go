@@ -93,7 +93,14 @@ func WithoutStrategies(f func()) {
 	savedTC := typeConverters.f
 	typeConverters.f = nil
 	typeConverters.Unlock()
+	crdValidations.Lock()
+	savedCRD := crdValidations.v
+	crdValidations.v = nil
+	crdValidations.Unlock()
 	defer func() {
+		crdValidations.Lock()
+		crdValidations.v = savedCRD
+		crdValidations.Unlock()
 		typeConverters.Lock()
 		typeConverters.f = savedTC
 		typeConverters.Unlock()

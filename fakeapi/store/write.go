@@ -125,6 +125,9 @@ func (s *Store) validateSpec(r *resState, obj, old runtime.Object) field.ErrorLi
 	if r.rules.validate != nil {
 		errs = append(errs, r.rules.validate(obj)...)
 	}
+	if r.rules.validateWithOld != nil {
+		errs = append(errs, r.rules.validateWithOld(obj, old)...)
+	}
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		if r.Schema != nil {
 			var oldContent map[string]any
