@@ -84,6 +84,10 @@ const (
 	// reports and the status that clears it are both its own writes, and
 	// its next reconcile reads neither from its cache.
 	KindErrorUnseen = "error reported while its own writes are unseen"
+	// KindTimeoutUnseen (read-own-writes): a write applied and answered
+	// 504 while the controller's watch of its resource is held: it can
+	// neither tell nor see that the write happened.
+	KindTimeoutUnseen = "write applied, then 504, its echo late"
 	// KindCompetitorLabel (interleaved-writer): a competitor labels the
 	// object between the controller's read and write.
 	KindCompetitorLabel = "competitor writes the object first"
@@ -372,7 +376,8 @@ func busiestFirst(ts []Targeted, v *refView) []Targeted {
 		count[w.verb+" "+w.resource]++
 		count[w.resource]++
 	}
-	slices.SortStableFunc(ts, func(a, b Targeted) int { return count[b.Target] - count[a.Target] })
+	key := func(t Targeted) string { k, _, _ := strings.Cut(t.Target, " ("); return k }
+	slices.SortStableFunc(ts, func(a, b Targeted) int { return count[key(b)] - count[key(a)] })
 	return ts
 }
 
@@ -857,10 +862,61 @@ func requestFaults(base *sim.Plan, v *refView) ([]Targeted, []Pruned) {
 //     failed phase), its retry succeeds and computes the status that
 //     clears it; a controller that compares that status with its cached
 //     copy (which predates both of its writes) finds "unchanged" and
-//     leaves the error on the server.
+//     leaves the error on the server;
+//   - for one write of each verb and resource (the last that was the
+//     first write of its verb and resource in its reconcile, else the
+//     last), that write applied and answered 504 while the controller's
+//     watch of its resource is held for 1s from just before it: the
+//     controller cannot tell whether it happened, and its cache does not
+//     show it either (a create it makes again is a duplicate). The first
+//     of a reconcile's writes: nothing else it made and awaits keeps it
+//     from acting again (a ReplicaSet's slow-start batch stops at its
+//     first error and lowers its expectations for every create it took as
+//     failed or skipped: they are met at once, its Pod cache shows none).
 func ownWrites(base *sim.Plan, v *refView) ([]Targeted, []Pruned) {
 	var out []Targeted
 	var pruned []Pruned
+	alone := map[int]bool{} // the first write of its verb and resource in its reconcile
+	for _, rc := range v.reconciles {
+		n := map[string]bool{}
+		for _, k := range rc.writes {
+			key := v.writes[k-1].verb + " " + v.writes[k-1].resource
+			alone[k] = !n[key]
+			n[key] = true
+		}
+	}
+	lastOf, lastAlone := map[string]int{}, map[string]int{}
+	for _, w := range v.writes {
+		lastOf[w.verb+" "+w.resource] = w.k
+		if alone[w.k] {
+			lastAlone[w.verb+" "+w.resource] = w.k
+		}
+	}
+	for key, k := range lastAlone {
+		lastOf[key] = k
+	}
+	for _, w := range v.writes {
+		if lastOf[w.verb+" "+w.resource] != w.k || !v.watched[w.resource] {
+			continue // one per verb and resource; an unwatched resource: nothing cached to lag
+		}
+		target := w.verb + " " + w.resource
+		if alone[w.k] {
+			target += " (the first of its reconcile)"
+		}
+		verb, sub, _ := strings.Cut(w.verb, "/")
+		what := fmt.Sprintf("the controller's write #%d (%s %s %s)", w.k, w.verb, w.resource, w.key)
+		if sub != "" {
+			what += " (or its next " + verb + " of " + w.resource + ")"
+		}
+		from := max(w.at-time.Millisecond, 0)
+		res := resourceArg(w.resource)
+		out = append(out, Targeted{Class: ClassOwnWrites, Kind: KindTimeoutUnseen, Target: target,
+			Perturbation: fmt.Sprintf("apply %s, then answer 504; the controller's watch of %s held %s..%s: it can neither tell nor see that its write happened",
+				what, res, sim.Duration(from), sim.Duration(from+time.Second)),
+			Plan: withSteps(base, fmt.Sprintf("ownwrites-timeout-w%d", w.k),
+				sim.Step{At: 0, Actor: sim.ActorFaults, Op: "timeout-next-write", Verb: verb, Resource: res, Target: v.subject, AfterWrite: w.k - 1},
+				sim.Step{At: sim.Duration(from), Actor: sim.ActorFaults, Op: "hold", Resource: res, Target: v.subject, For: sim.Duration(time.Second)})})
+	}
 	lagged := map[string]bool{}
 	for i := len(v.writes) - 1; i >= 0; i-- {
 		w := v.writes[i]
@@ -937,7 +993,13 @@ func ownWrites(base *sim.Plan, v *refView) ([]Targeted, []Pruned) {
 		for _, r := range watched {
 			steps = append(steps, sim.Step{At: sim.Duration(from), Actor: sim.ActorFaults, Op: "hold", Resource: resourceArg(r), Target: v.subject, For: sim.Duration(2 * time.Second)})
 		}
-		out = append(out, Targeted{Class: ClassOwnWrites, Kind: KindErrorUnseen, Target: w.verb + " " + w.resource,
+		target := w.verb + " " + w.resource
+		if quiet[w.k] {
+			// Another kind of moment than the same write in a reconcile
+			// that changed the status: HuntOrder runs it in the first tier.
+			target += " (its reconcile wrote no status)"
+		}
+		out = append(out, Targeted{Class: ClassOwnWrites, Kind: KindErrorUnseen, Target: target,
 			Perturbation: fmt.Sprintf("fail %s with 500 (nothing applied); the controller's watch of %s held %s..%s: the error it reports and the status that clears it are its own writes it cannot read back",
 				what, strings.Join(watched, ", "), sim.Duration(from), sim.Duration(from+2*time.Second)),
 			Plan: withSteps(base, fmt.Sprintf("ownwrites-fail-w%d", w.k), steps...)})

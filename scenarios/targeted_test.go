@@ -102,6 +102,7 @@ func TestTargetedPlansAimAtTheReferencesReadsAndWrites(t *testing.T) {
 			}
 			has(scenarios.ClassRequest, "-request-slowsync-pods", held)
 			has(scenarios.ClassOwnWrites, "-ownwrites-lag-w", held)
+			has(scenarios.ClassOwnWrites, "-ownwrites-timeout-w", func(p sim.Plan) bool { return held(p) && armedAfterWrite("timeout-next-write")(p) })
 			has(scenarios.ClassOwnWrites, "-ownwrites-fail-w", func(p sim.Plan) bool { return held(p) && armedAfterWrite("fail-next")(p) })
 			has(scenarios.ClassRequest, "-request-slowresync-pods", held)
 			if c.wantStale {
