@@ -25,6 +25,7 @@ import (
 	"github.com/cachelab/cachelab/cachelabtest"
 	"github.com/cachelab/cachelab/sim"
 	"github.com/cachelab/cachelab/upstream/cluster"
+	"github.com/cachelab/cachelab/upstream/internal/plangen"
 )
 
 // The operator under test: for every ConfigMap labelled app=web it keeps a
@@ -185,19 +186,15 @@ func desired(s *cachelabtest.State) error {
 // scales it to 5 at 20 s; the kubelet makes Pods Ready 500 ms after it
 // sees them; watch events 100 ms late.
 func webPlan(subject string) *sim.Plan {
-	return &sim.Plan{
-		Version: sim.PlanVersion, Name: "web-operator", Seed: 1, Subject: subject,
-		Deadline: sim.Duration(3 * time.Minute), Quiet: sim.Duration(30 * time.Second),
-		Kubelet: &sim.Kubelet{ReadyAfter: sim.Duration(500 * time.Millisecond)},
-		Faults: sim.FaultPolicy{Latency: sim.Distribution{Kind: "fixed", Max: sim.Duration(100 * time.Millisecond)},
-			RequestLatency: sim.Distribution{Kind: "fixed", Max: sim.Duration(time.Millisecond)}},
-		Steps: []sim.Step{
-			{At: sim.Duration(time.Second), Actor: "user", Op: "create", Object: json.RawMessage(
-				`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"web","namespace":"default","labels":{"app":"web"}},"data":{"replicas":"3"}}`)},
-			{At: sim.Duration(20 * time.Second), Actor: "user", Op: "patch", Resource: "configmaps", Namespace: "default", Name: "web",
-				Patch: json.RawMessage(`{"data":{"replicas":"5"}}`)},
-		},
+	p := plangen.Story("web-operator", subject, 100*time.Millisecond, true)
+	p.Quiet = sim.Duration(30 * time.Second)
+	p.Steps = []sim.Step{
+		{At: sim.Duration(time.Second), Actor: "user", Op: "create", Object: json.RawMessage(
+			`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"web","namespace":"default","labels":{"app":"web"}},"data":{"replicas":"3"}}`)},
+		{At: sim.Duration(20 * time.Second), Actor: "user", Op: "patch", Resource: "configmaps", Namespace: "default", Name: "web",
+			Patch: json.RawMessage(`{"data":{"replicas":"5"}}`)},
 	}
+	return p
 }
 
 func webOperator(name string) cachelabtest.Controller {

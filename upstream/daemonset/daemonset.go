@@ -155,7 +155,7 @@ func runs(ds *appsv1.DaemonSet, eligible map[string]bool, byNode map[string][]*c
 			continue
 		case len(ps) != 1:
 			return fmt.Errorf("has %d active pods on node %s, want 1", len(ps), n)
-		case !ready(ps[0]):
+		case !wiring.PodReady(ps[0]):
 			return fmt.Errorf("has pod %s on node %s not Ready", ps[0].Name, n)
 		case rolling && !slices.Equal(images(&ps[0].Spec), images(&ds.Spec.Template.Spec)):
 			return fmt.Errorf("has pod %s on node %s with an old template (images %s, want %s)", ps[0].Name, n,
@@ -179,17 +179,4 @@ func images(spec *corev1.PodSpec) []string {
 		out[i] = c.Image
 	}
 	return out
-}
-
-// ready is whether p is Running with its Ready condition true.
-func ready(p *corev1.Pod) bool {
-	if p.Status.Phase != corev1.PodRunning {
-		return false
-	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }

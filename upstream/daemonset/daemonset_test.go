@@ -2,7 +2,6 @@ package daemonset_test
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/cachelab/cachelab/sim"
 	"github.com/cachelab/cachelab/upstream/daemonset"
 	"github.com/cachelab/cachelab/upstream/internal/campaign"
+	"github.com/cachelab/cachelab/upstream/internal/plangen"
 )
 
 // story: Nodes n1 and n2 (ready at 0 s); a DaemonSet "agent"
@@ -23,27 +23,22 @@ func story(subject string) *sim.Plan {
 	untaint := func(at time.Duration, name string) sim.Step {
 		return sim.Step{At: sim.Duration(at), Actor: "user", Op: "patch", Resource: "nodes", Name: name, Patch: json.RawMessage(`{"spec":{"taints":null}}`)}
 	}
-	return &sim.Plan{
-		Version: sim.PlanVersion, Name: "daemonset-story", Seed: 1, Subject: subject,
-		Deadline: sim.Duration(3 * time.Minute), Quiet: sim.Duration(45 * time.Second),
-		Kubelet: &sim.Kubelet{ReadyAfter: sim.Duration(500 * time.Millisecond)},
-		Faults: sim.FaultPolicy{Latency: sim.Distribution{Kind: "fixed", Max: sim.Duration(200 * time.Millisecond)},
-			RequestLatency: sim.Distribution{Kind: "fixed", Max: sim.Duration(time.Millisecond)}},
-		Objects: []json.RawMessage{node("n1"), node("n2")},
-		Steps: []sim.Step{
-			untaint(0, "n1"), untaint(0, "n2"),
-			{At: sim.Duration(time.Second), Actor: "user", Op: "create", Object: json.RawMessage(
-				`{"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"agent","namespace":"default"},"spec":{` +
-					`"updateStrategy":{"type":"RollingUpdate"},"selector":{"matchLabels":{"app":"agent"}},` +
-					`"template":{"metadata":{"labels":{"app":"agent"}},"spec":{"containers":[{"name":"c","image":"busybox:1.35"}]}}}}`)},
-			{At: sim.Duration(6 * time.Second), Actor: "user", Op: "patch", Resource: "daemonsets", Namespace: "default", Name: "agent",
-				Patch: json.RawMessage(`{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"busybox:1.36"}]}}}}`)},
-			{At: sim.Duration(10 * time.Second), Actor: "user", Op: "create", Object: node("n3")},
-			untaint(11*time.Second, "n3"),
-			{At: sim.Duration(16 * time.Second), Actor: "user", Op: "patch", Resource: "daemonsets", Namespace: "default", Name: "agent",
-				Patch: json.RawMessage(`{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"busybox:1.35"}]}}}}`)},
-		},
+	p := plangen.Story("daemonset-story", subject, 200*time.Millisecond, true)
+	p.Objects = []json.RawMessage{node("n1"), node("n2")}
+	p.Steps = []sim.Step{
+		untaint(0, "n1"), untaint(0, "n2"),
+		{At: sim.Duration(time.Second), Actor: "user", Op: "create", Object: json.RawMessage(
+			`{"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"agent","namespace":"default"},"spec":{` +
+				`"updateStrategy":{"type":"RollingUpdate"},"selector":{"matchLabels":{"app":"agent"}},` +
+				`"template":{"metadata":{"labels":{"app":"agent"}},"spec":{"containers":[{"name":"c","image":"busybox:1.35"}]}}}}`)},
+		{At: sim.Duration(6 * time.Second), Actor: "user", Op: "patch", Resource: "daemonsets", Namespace: "default", Name: "agent",
+			Patch: json.RawMessage(`{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"busybox:1.36"}]}}}}`)},
+		{At: sim.Duration(10 * time.Second), Actor: "user", Op: "create", Object: node("n3")},
+		untaint(11*time.Second, "n3"),
+		{At: sim.Duration(16 * time.Second), Actor: "user", Op: "patch", Resource: "daemonsets", Namespace: "default", Name: "agent",
+			Patch: json.RawMessage(`{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"busybox:1.35"}]}}}}`)},
 	}
+	return p
 }
 
 // The real DaemonSet controller, gate on and off, runs one Ready Pod per
@@ -53,14 +48,7 @@ func story(subject string) *sim.Plan {
 func TestRealDaemonSetControllerFollowsNodesAndRolls(t *testing.T) {
 	for _, gate := range []bool{true, false} {
 		c := daemonset.Controller(gate)
-		for _, f := range cachelabtest.Catch(t, c, cachelabtest.These(story(c.Name))) {
-			for _, v := range f.Failed {
-				if v.Invariant != "read-your-writes" || !strings.Contains(v.Reason, "conflicted with its own write") {
-					t.Errorf("%s: %s failed:\n%s", c.Name, v.Invariant, f.Report)
-				}
-			}
-			t.Logf("%s:\n%s", c.Name, f.Report)
-		}
+		campaign.OnlyOwnConflicts(t, c, story(c.Name))
 	}
 }
 
@@ -71,23 +59,14 @@ func TestDesiredFailsWhenANewNodeGetsNoPod(t *testing.T) {
 	c := daemonset.Controller(true)
 	p := story(c.Name)
 	p.Steps = append(p.Steps[:3], sim.Step{At: sim.Duration(5 * time.Second), Actor: "controller", Op: "crash"}, p.Steps[4], p.Steps[5])
-	failures := cachelabtest.Catch(t, c, cachelabtest.These(p))
-	if len(failures) != 1 || !strings.Contains(failures[0].Report, "eventual-convergence: the subject's desired state did not hold") ||
-		!strings.Contains(failures[0].Report, "has 0 active pods on node n3, want 1") {
-		var report string
-		if len(failures) > 0 {
-			report = failures[0].Report
-		}
-		t.Fatalf("got %d failures, want 1 failing eventual-convergence on node n3 without a Pod:\n%s", len(failures), report)
-	}
+	campaign.FailsWith(t, c, p, "failing eventual-convergence on node n3 without a Pod",
+		"eventual-convergence: the subject's desired state did not hold", "has 0 active pods on node n3, want 1")
 }
 
 // TestCampaign runs the campaign (make upstream) over the DaemonSet
 // controller, the KEP-5647 gate on and off.
 func TestCampaign(t *testing.T) {
-	campaign.Run(t, "upstream/daemonset/plans.go",
-		campaign.Subject{Controller: daemonset.Controller(true), Gen: daemonset.Gen},
-		campaign.Subject{Controller: daemonset.Controller(false), Gen: daemonset.Gen})
+	campaign.Gates(t, "upstream/daemonset/plans.go", daemonset.Controller, daemonset.Gen)
 }
 
 // The campaign's matches-reference false alarm of seed 9 (docs/upstream.md,

@@ -167,7 +167,7 @@ func rolledOut(d *appsv1.Deployment, rss []*appsv1.ReplicaSet, pods map[string][
 			return fmt.Errorf("wants %d pods and its current ReplicaSet %s has spec.replicas=%d and %d active pods", want, rs.Name, n, active)
 		}
 		for _, p := range pods[string(rs.UID)] {
-			if !ready(p) {
+			if !wiring.PodReady(p) {
 				return fmt.Errorf("has pod %s not Ready", p.Name)
 			}
 		}
@@ -203,17 +203,4 @@ func sameTemplate(rs, d *corev1.PodTemplateSpec) bool {
 		b.Labels = nil
 	}
 	return apiequality.Semantic.DeepEqual(a, b)
-}
-
-// ready is whether p is Running with its Ready condition true.
-func ready(p *corev1.Pod) bool {
-	if p.Status.Phase != corev1.PodRunning {
-		return false
-	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }

@@ -2,7 +2,6 @@ package deployment_test
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/cachelab/cachelab/sim"
 	"github.com/cachelab/cachelab/upstream/deployment"
 	"github.com/cachelab/cachelab/upstream/internal/campaign"
+	"github.com/cachelab/cachelab/upstream/internal/plangen"
 )
 
 // rollout: a Deployment of 3 (maxSurge 1, maxUnavailable 0) rolled to a
@@ -21,22 +21,17 @@ func rollout(subject string) *sim.Plan {
 		return sim.Step{At: sim.Duration(at), Actor: "user", Op: "patch", Resource: "deployments", Namespace: "default", Name: "web",
 			Patch: json.RawMessage(body)}
 	}
-	return &sim.Plan{
-		Version: sim.PlanVersion, Name: "rollout-story", Seed: 1, Subject: subject,
-		Deadline: sim.Duration(3 * time.Minute), Quiet: sim.Duration(45 * time.Second),
-		Kubelet: &sim.Kubelet{ReadyAfter: sim.Duration(500 * time.Millisecond)},
-		Faults: sim.FaultPolicy{Latency: sim.Distribution{Kind: "fixed", Max: sim.Duration(200 * time.Millisecond)},
-			RequestLatency: sim.Distribution{Kind: "fixed", Max: sim.Duration(time.Millisecond)}},
-		Steps: []sim.Step{
-			{At: sim.Duration(time.Second), Actor: "user", Op: "create", Object: json.RawMessage(
-				`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"default"},"spec":{"replicas":3,` +
-					`"strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":1,"maxUnavailable":0}},"selector":{"matchLabels":{"app":"web"}},` +
-					`"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"busybox:1.35"}]}}}}`)},
-			patch(4*time.Second, `{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"busybox:1.36"}]}}}}`),
-			patch(8*time.Second, `{"spec":{"replicas":5}}`),
-			patch(12*time.Second, `{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"busybox:1.35"}]}}}}`),
-		},
+	p := plangen.Story("rollout-story", subject, 200*time.Millisecond, true)
+	p.Steps = []sim.Step{
+		{At: sim.Duration(time.Second), Actor: "user", Op: "create", Object: json.RawMessage(
+			`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"default"},"spec":{"replicas":3,` +
+				`"strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":1,"maxUnavailable":0}},"selector":{"matchLabels":{"app":"web"}},` +
+				`"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"busybox:1.35"}]}}}}`)},
+		patch(4*time.Second, `{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"busybox:1.36"}]}}}}`),
+		patch(8*time.Second, `{"spec":{"replicas":5}}`),
+		patch(12*time.Second, `{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"busybox:1.35"}]}}}}`),
 	}
+	return p
 }
 
 // The real Deployment controller rolls out, scales and rolls back to the
@@ -46,14 +41,7 @@ func rollout(subject string) *sim.Plan {
 // concurrency, which issue 27 makes a measurement, not a failure).
 func TestRealDeploymentControllerRollsOutAndBack(t *testing.T) {
 	c := deployment.Controller()
-	for _, f := range cachelabtest.Catch(t, c, cachelabtest.These(rollout(c.Name))) {
-		for _, v := range f.Failed {
-			if v.Invariant != "read-your-writes" || !strings.Contains(v.Reason, "conflicted with its own write") {
-				t.Errorf("%s failed:\n%s", v.Invariant, f.Report)
-			}
-		}
-		t.Logf("%s", f.Report)
-	}
+	campaign.OnlyOwnConflicts(t, c, rollout(c.Name))
 }
 
 // The predicate fails when it should: the controller crashes once the
@@ -65,15 +53,8 @@ func TestDesiredFailsWhenTheRolloutDoesNotHappen(t *testing.T) {
 	c := deployment.Controller()
 	p := rollout(c.Name)
 	p.Steps = []sim.Step{p.Steps[0], {At: sim.Duration(3 * time.Second), Actor: "controller", Op: "crash"}, p.Steps[1]}
-	failures := cachelabtest.Catch(t, c, cachelabtest.These(p))
-	if len(failures) != 1 || !strings.Contains(failures[0].Report, "eventual-convergence: the subject's desired state did not hold") ||
-		!strings.Contains(failures[0].Report, "has old ReplicaSet") {
-		var report string
-		if len(failures) > 0 {
-			report = failures[0].Report
-		}
-		t.Fatalf("got %d failures, want 1 failing eventual-convergence because the Deployment has an old ReplicaSet not scaled down:\n%s", len(failures), report)
-	}
+	campaign.FailsWith(t, c, p, "failing eventual-convergence because the Deployment has an old ReplicaSet not scaled down",
+		"eventual-convergence: the subject's desired state did not hold", "has old ReplicaSet")
 }
 
 // TestCampaign runs the campaign (make upstream) over the Deployment

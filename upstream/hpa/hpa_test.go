@@ -2,7 +2,6 @@ package hpa_test
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/cachelab/cachelab/sim"
 	"github.com/cachelab/cachelab/upstream/hpa"
 	"github.com/cachelab/cachelab/upstream/internal/campaign"
+	"github.com/cachelab/cachelab/upstream/internal/plangen"
 )
 
 // story: a Deployment web of 1 and an HPA over it (external metric
@@ -25,24 +25,20 @@ func story(subject string) *sim.Plan {
 		return sim.Step{At: sim.Duration(at), Actor: "user", Op: "patch", Resource: "configmaps", Namespace: "default", Name: hpa.MetricsConfigMap,
 			Patch: json.RawMessage(`{"data":{"queue":"` + v + `"}}`)}
 	}
-	return &sim.Plan{
-		Version: sim.PlanVersion, Name: "hpa-story", Seed: 1, Subject: subject,
-		Deadline: sim.Duration(5 * time.Minute), Quiet: sim.Duration(45 * time.Second),
-		Kubelet: &sim.Kubelet{ReadyAfter: sim.Duration(500 * time.Millisecond)},
-		Faults: sim.FaultPolicy{Latency: sim.Distribution{Kind: "fixed", Max: sim.Duration(200 * time.Millisecond)},
-			RequestLatency: sim.Distribution{Kind: "fixed", Max: sim.Duration(time.Millisecond)}},
-		Steps: []sim.Step{
-			create(time.Second, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"metrics","namespace":"default"},"data":{"queue":"300"}}`),
-			create(time.Second, `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"default"},"spec":{"replicas":1,`+
-				`"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"nginx:1.27"}]}}}}`),
-			create(time.Second, `{"apiVersion":"autoscaling/v2","kind":"HorizontalPodAutoscaler","metadata":{"name":"web","namespace":"default"},"spec":{`+
-				`"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},"minReplicas":1,"maxReplicas":10,`+
-				`"metrics":[{"type":"External","external":{"metric":{"name":"queue"},"target":{"type":"AverageValue","averageValue":"100"}}}],`+
-				`"behavior":{"scaleDown":{"stabilizationWindowSeconds":0}}}}`),
-			load(40*time.Second, "1200"),
-			load(100*time.Second, "250"),
-		},
+	p := plangen.Story("hpa-story", subject, 200*time.Millisecond, true)
+	p.Deadline = sim.Duration(5 * time.Minute)
+	p.Steps = []sim.Step{
+		create(time.Second, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"metrics","namespace":"default"},"data":{"queue":"300"}}`),
+		create(time.Second, `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"default"},"spec":{"replicas":1,`+
+			`"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"nginx:1.27"}]}}}}`),
+		create(time.Second, `{"apiVersion":"autoscaling/v2","kind":"HorizontalPodAutoscaler","metadata":{"name":"web","namespace":"default"},"spec":{`+
+			`"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},"minReplicas":1,"maxReplicas":10,`+
+			`"metrics":[{"type":"External","external":{"metric":{"name":"queue"},"target":{"type":"AverageValue","averageValue":"100"}}}],`+
+			`"behavior":{"scaleDown":{"stabilizationWindowSeconds":0}}}}`),
+		load(40*time.Second, "1200"),
+		load(100*time.Second, "250"),
 	}
+	return p
 }
 
 // The real HPA controller, gate on and off, scales the Deployment to 3,
@@ -51,14 +47,7 @@ func story(subject string) *sim.Plan {
 func TestRealHPAFollowsTheMetric(t *testing.T) {
 	for _, gate := range []bool{true, false} {
 		c := hpa.Controller(gate)
-		for _, f := range cachelabtest.Catch(t, c, cachelabtest.These(story(c.Name))) {
-			for _, v := range f.Failed {
-				if v.Invariant != "read-your-writes" || !strings.Contains(v.Reason, "conflicted with its own write") {
-					t.Errorf("%s: %s failed:\n%s", c.Name, v.Invariant, f.Report)
-				}
-			}
-			t.Logf("%s:\n%s", c.Name, f.Report)
-		}
+		campaign.OnlyOwnConflicts(t, c, story(c.Name))
 	}
 }
 
@@ -68,22 +57,14 @@ func TestDesiredFailsWhenNobodyScales(t *testing.T) {
 	c := hpa.Controller(true)
 	p := story(c.Name)
 	p.Steps = append(p.Steps[:3], sim.Step{At: sim.Duration(30 * time.Second), Actor: "controller", Op: "crash"}, p.Steps[3])
-	failures := cachelabtest.Catch(t, c, cachelabtest.These(p))
-	if len(failures) != 1 || !strings.Contains(failures[0].Report, "wants 10 replicas (queue=1200, averageValue 100, min 1, max 10) and Deployment web has 3") {
-		var report string
-		if len(failures) > 0 {
-			report = failures[0].Report
-		}
-		t.Fatalf("got %d failures, want 1 failing eventual-convergence on 3 replicas where 10 are wanted:\n%s", len(failures), report)
-	}
+	campaign.FailsWith(t, c, p, "failing eventual-convergence on 3 replicas where 10 are wanted",
+		"wants 10 replicas (queue=1200, averageValue 100, min 1, max 10) and Deployment web has 3")
 }
 
 // TestCampaign runs the campaign (make upstream) over the HPA controller,
 // the KEP-5647 gate on and off.
 func TestCampaign(t *testing.T) {
-	campaign.Run(t, "upstream/hpa/plans.go",
-		campaign.Subject{Controller: hpa.Controller(true), Gen: hpa.Gen},
-		campaign.Subject{Controller: hpa.Controller(false), Gen: hpa.Gen})
+	campaign.Gates(t, "upstream/hpa/plans.go", hpa.Controller, hpa.Gen)
 }
 
 // The campaign's false alarms fixed in the invariants (docs/upstream.md,

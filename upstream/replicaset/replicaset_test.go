@@ -80,7 +80,5 @@ func TestDesiredFailsWhenPodsDoNotMatch(t *testing.T) {
 // TestCampaign runs the campaign (make upstream): -upstream.plans random
 // plans (Plan) against the controller with the KEP-5647 gate on and off.
 func TestCampaign(t *testing.T) {
-	campaign.Run(t, "upstream/replicaset/plans.go",
-		campaign.Subject{Controller: replicaset.Controller(true), Gen: replicaset.Gen},
-		campaign.Subject{Controller: replicaset.Controller(false), Gen: replicaset.Gen})
+	campaign.Gates(t, "upstream/replicaset/plans.go", replicaset.Controller, replicaset.Gen)
 }

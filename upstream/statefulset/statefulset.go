@@ -119,7 +119,7 @@ func runs(set *appsv1.StatefulSet, pods map[int]*corev1.Pod) error {
 		if !ok {
 			return fmt.Errorf("wants %d pods and has no active pod %s-%d", want, set.Name, ord)
 		}
-		if !ready(p) {
+		if !wiring.PodReady(p) {
 			return fmt.Errorf("has pod %s not Ready", p.Name)
 		}
 		if rolling && ord >= partition && !sameImages(p.Spec.Containers, set.Spec.Template.Spec.Containers) {
@@ -153,17 +153,4 @@ func imagesOf(cs []corev1.Container) string {
 		out = append(out, c.Image)
 	}
 	return strings.Join(out, ",")
-}
-
-// ready is whether p is Running with its Ready condition true.
-func ready(p *corev1.Pod) bool {
-	if p.Status.Phase != corev1.PodRunning {
-		return false
-	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }

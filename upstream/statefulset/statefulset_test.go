@@ -9,6 +9,7 @@ import (
 	"github.com/cachelab/cachelab/cachelabtest"
 	"github.com/cachelab/cachelab/sim"
 	"github.com/cachelab/cachelab/upstream/internal/campaign"
+	"github.com/cachelab/cachelab/upstream/internal/plangen"
 	"github.com/cachelab/cachelab/upstream/statefulset"
 )
 
@@ -20,22 +21,17 @@ func story(subject string) *sim.Plan {
 		return sim.Step{At: sim.Duration(at), Actor: "user", Op: "patch", Resource: "statefulsets", Namespace: "default", Name: "db",
 			Patch: json.RawMessage(body)}
 	}
-	return &sim.Plan{
-		Version: sim.PlanVersion, Name: "ordered-rollout-story", Seed: 1, Subject: subject,
-		Deadline: sim.Duration(3 * time.Minute), Quiet: sim.Duration(45 * time.Second),
-		Kubelet: &sim.Kubelet{ReadyAfter: sim.Duration(500 * time.Millisecond)},
-		Faults: sim.FaultPolicy{Latency: sim.Distribution{Kind: "fixed", Max: sim.Duration(200 * time.Millisecond)},
-			RequestLatency: sim.Distribution{Kind: "fixed", Max: sim.Duration(time.Millisecond)}},
-		Steps: []sim.Step{
-			{At: sim.Duration(time.Second), Actor: "user", Op: "create", Object: json.RawMessage(
-				`{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"db","namespace":"default"},"spec":{"replicas":3,"serviceName":"db",` +
-					`"podManagementPolicy":"OrderedReady","updateStrategy":{"type":"RollingUpdate"},"selector":{"matchLabels":{"app":"db"}},` +
-					`"template":{"metadata":{"labels":{"app":"db"}},"spec":{"containers":[{"name":"c","image":"busybox:1.35"}]}}}}`)},
-			patch(6*time.Second, `{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"busybox:1.36"}]}}}}`),
-			patch(14*time.Second, `{"spec":{"replicas":4}}`),
-			patch(20*time.Second, `{"spec":{"replicas":2}}`),
-		},
+	p := plangen.Story("ordered-rollout-story", subject, 200*time.Millisecond, true)
+	p.Steps = []sim.Step{
+		{At: sim.Duration(time.Second), Actor: "user", Op: "create", Object: json.RawMessage(
+			`{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"db","namespace":"default"},"spec":{"replicas":3,"serviceName":"db",` +
+				`"podManagementPolicy":"OrderedReady","updateStrategy":{"type":"RollingUpdate"},"selector":{"matchLabels":{"app":"db"}},` +
+				`"template":{"metadata":{"labels":{"app":"db"}},"spec":{"containers":[{"name":"c","image":"busybox:1.35"}]}}}}`)},
+		patch(6*time.Second, `{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"busybox:1.36"}]}}}}`),
+		patch(14*time.Second, `{"spec":{"replicas":4}}`),
+		patch(20*time.Second, `{"spec":{"replicas":2}}`),
 	}
+	return p
 }
 
 // The real StatefulSet controller with the gate on creates, rolls and
@@ -69,21 +65,12 @@ func TestDesiredFailsWhenTheRollDoesNotHappen(t *testing.T) {
 	c := statefulset.Controller(true)
 	p := story(c.Name)
 	p.Steps = []sim.Step{p.Steps[0], {At: sim.Duration(5 * time.Second), Actor: "controller", Op: "crash"}, p.Steps[1]}
-	failures := cachelabtest.Catch(t, c, cachelabtest.These(p))
-	if len(failures) != 1 || !strings.Contains(failures[0].Report, "eventual-convergence: the subject's desired state did not hold") ||
-		!strings.Contains(failures[0].Report, "with an old template (images busybox:1.35, want busybox:1.36)") {
-		var report string
-		if len(failures) > 0 {
-			report = failures[0].Report
-		}
-		t.Fatalf("got %d failures, want 1 failing eventual-convergence on a Pod with the old template:\n%s", len(failures), report)
-	}
+	campaign.FailsWith(t, c, p, "failing eventual-convergence on a Pod with the old template",
+		"eventual-convergence: the subject's desired state did not hold", "with an old template (images busybox:1.35, want busybox:1.36)")
 }
 
 // TestCampaign runs the campaign (make upstream) over the StatefulSet
 // controller, the KEP-5647 gate on and off.
 func TestCampaign(t *testing.T) {
-	campaign.Run(t, "upstream/statefulset/plans.go",
-		campaign.Subject{Controller: statefulset.Controller(true), Gen: statefulset.Gen},
-		campaign.Subject{Controller: statefulset.Controller(false), Gen: statefulset.Gen})
+	campaign.Gates(t, "upstream/statefulset/plans.go", statefulset.Controller, statefulset.Gen)
 }

@@ -277,3 +277,23 @@ func SortSteps(steps []sim.Step) {
 		return 0
 	})
 }
+
+// Story returns the frame of a hand-written plan for subject, the stories
+// and findings of each subject's tests: seed 1, a 3-minute deadline, 45 s
+// of quiet, 1 ms of virtual time per request, every watch event latency
+// late (none when 0), and the kubelet actor making Pods Ready 500 ms after
+// it sees them when kubelet is set. The caller adds objects and steps.
+func Story(name, subject string, latency time.Duration, kubelet bool) *sim.Plan {
+	p := &sim.Plan{
+		Version: sim.PlanVersion, Name: name, Seed: 1, Subject: subject,
+		Deadline: sim.Duration(3 * time.Minute), Quiet: sim.Duration(45 * time.Second),
+		Faults: sim.FaultPolicy{RequestLatency: sim.Distribution{Kind: "fixed", Max: sim.Duration(time.Millisecond)}},
+	}
+	if latency > 0 {
+		p.Faults.Latency = sim.Distribution{Kind: "fixed", Max: sim.Duration(latency)}
+	}
+	if kubelet {
+		p.Kubelet = &sim.Kubelet{ReadyAfter: sim.Duration(500 * time.Millisecond)}
+	}
+	return p
+}
