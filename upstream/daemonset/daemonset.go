@@ -59,11 +59,7 @@ const Workers = 2
 // failed-Pod backoff (1 s doubling to 15 min). It is named Name or
 // NameNoGate.
 func Controller(gate bool) cachelabtest.Controller {
-	name := Name
-	if !gate {
-		name = NameNoGate
-	}
-	return wiring.Controller(name, features.StaleControllerConsistencyDaemonSet, gate, Workers,
+	return wiring.Controller([2]string{Name, NameNoGate}, features.StaleControllerConsistencyDaemonSet, gate, Workers,
 		func(ctx context.Context, env *cachelabtest.Env) (*daemon.DaemonSetsController, error) {
 			f := env.Informers
 			return daemon.NewDaemonSetsController(ctx, f.Apps().V1().DaemonSets(), f.Apps().V1().ControllerRevisions(),

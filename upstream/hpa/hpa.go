@@ -80,11 +80,7 @@ const (
 // the KEP-5647 gate set to gate and the Deployment and ReplicaSet
 // controllers beside it. It is named Name or NameNoGate.
 func Controller(gate bool) cachelabtest.Controller {
-	name := Name
-	if !gate {
-		name = NameNoGate
-	}
-	return cluster.Around(wiring.Controller(name, features.StaleControllerConsistencyHPA, gate, Workers,
+	return cluster.Around(wiring.Controller([2]string{Name, NameNoGate}, features.StaleControllerConsistencyHPA, gate, Workers,
 		func(ctx context.Context, env *cachelabtest.Env) (*podautoscaler.HorizontalController, error) {
 			groups, err := restmapper.GetAPIGroupResources(env.Kube.Discovery())
 			if err != nil {

@@ -36,11 +36,7 @@ const Workers = 5
 // KEP-5647 gate set to gate. The scheduling informers (WorkloadWithJob,
 // alpha, off) are not given.
 func Controller(gate bool) cachelabtest.Controller {
-	name := Name
-	if !gate {
-		name = NameNoGate
-	}
-	return wiring.Controller(name, features.StaleControllerConsistencyJob, gate, Workers,
+	return wiring.Controller([2]string{Name, NameNoGate}, features.StaleControllerConsistencyJob, gate, Workers,
 		func(ctx context.Context, env *cachelabtest.Env) (*jobcontroller.Controller, error) {
 			return jobcontroller.NewController(ctx, env.Kube, env.Informers.Core().V1().Pods(), env.Informers.Batch().V1().Jobs(), nil, nil)
 		}, Desired)

@@ -41,11 +41,7 @@ const BurstReplicas = rscontroller.BurstReplicas
 // Controller returns the real ReplicaSet controller as a lab controller,
 // with the KEP-5647 gate set to gate. It is named Name or NameNoGate.
 func Controller(gate bool) cachelabtest.Controller {
-	name := Name
-	if !gate {
-		name = NameNoGate
-	}
-	return wiring.Controller(name, features.StaleControllerConsistencyReplicaSet, gate, Workers,
+	return wiring.Controller([2]string{Name, NameNoGate}, features.StaleControllerConsistencyReplicaSet, gate, Workers,
 		func(ctx context.Context, env *cachelabtest.Env) (*rscontroller.ReplicaSetController, error) {
 			return rscontroller.NewReplicaSetController(ctx, env.Informers.Apps().V1().ReplicaSets(),
 				env.Informers.Core().V1().Pods(), env.Kube, BurstReplicas), nil

@@ -48,11 +48,7 @@ const Workers = 5
 // Controller returns the real StatefulSet controller as a lab controller,
 // with the KEP-5647 gate set to gate. It is named Name or NameNoGate.
 func Controller(gate bool) cachelabtest.Controller {
-	name := Name
-	if !gate {
-		name = NameNoGate
-	}
-	return wiring.Controller(name, features.StaleControllerConsistencyStatefulSet, gate, Workers,
+	return wiring.Controller([2]string{Name, NameNoGate}, features.StaleControllerConsistencyStatefulSet, gate, Workers,
 		func(ctx context.Context, env *cachelabtest.Env) (*sscontroller.StatefulSetController, error) {
 			// No PVCs on the fake server: an empty informer that syncs at once.
 			pvcs := informers.NewSharedInformerFactory(kubefake.NewClientset(), 0).Core().V1().PersistentVolumeClaims()

@@ -64,13 +64,18 @@ type Runner interface {
 	Run(ctx context.Context, workers int)
 }
 
-// Controller is the lab controller named name of the upstream controller
-// newController makes: built with gate set to on (WithGate), its queue
-// recorded (RecordQueue), then run with workers once the informer factory
-// has started. An error of any step fails the run's start, prefixed with
+// Controller is the lab controller of the upstream controller
+// newController makes, named names[0] with the gate on and names[1] with
+// it off: built with gate set to on (WithGate), its queue recorded
+// (RecordQueue), then run with workers once the informer factory has
+// started. An error of any step fails the run's start, prefixed with the
 // name.
-func Controller[T Runner](name string, gate featuregate.Feature, on bool, workers int,
+func Controller[T Runner](names [2]string, gate featuregate.Feature, on bool, workers int,
 	newController func(ctx context.Context, env *cachelabtest.Env) (T, error), desired func(*cachelabtest.State) error) cachelabtest.Controller {
+	name := names[0]
+	if !on {
+		name = names[1]
+	}
 	return cachelabtest.Controller{
 		Name: name,
 		Start: func(ctx context.Context, env *cachelabtest.Env) error {

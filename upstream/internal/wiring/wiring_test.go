@@ -1,6 +1,7 @@
 package wiring
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -21,6 +22,20 @@ func TestRecordQueueRefusesAControllerWithoutItsQueue(t *testing.T) {
 		err := RecordQueue(c, nil)
 		if err == nil || !strings.Contains(err.Error(), "cannot record its reconciles") {
 			t.Errorf("RecordQueue(%T) = %v, want an error saying the lab cannot record its reconciles", c, err)
+		}
+	}
+}
+
+// idle is a Runner that runs nothing.
+type idle struct{}
+
+func (*idle) Run(context.Context, int) {}
+
+// A controller is named by its gate: names[0] on, names[1] off.
+func TestControllerIsNamedByItsGate(t *testing.T) {
+	for on, want := range map[bool]string{true: "upstream/x", false: "upstream/x-nogate"} {
+		if got := Controller[*idle]([2]string{"upstream/x", "upstream/x-nogate"}, "SomeGate", on, 1, nil, nil).Name; got != want {
+			t.Errorf("gate %v: named %q, want %q", on, got, want)
 		}
 	}
 }
