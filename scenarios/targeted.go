@@ -369,15 +369,28 @@ func TargetedPlans(base *sim.Plan, ref *sim.Trace, opt TargetedOptions) ([]Targe
 // "RESOURCE") by how many writes of it the controller made in the
 // reference, most first (stably): what a controller writes most is its
 // main loop (a ReplicaSet's Pod creates), where a fault is likeliest to
-// meet a decision. Other plans keep their place.
+// meet a decision; plans whose target is qualified (the write its kind
+// prefers) go before both. Other plans keep their place.
 func busiestFirst(ts []Targeted, v *refView) []Targeted {
 	count := map[string]int{}
 	for _, w := range v.writes {
 		count[w.verb+" "+w.resource]++
 		count[w.resource]++
 	}
-	key := func(t Targeted) string { k, _, _ := strings.Cut(t.Target, " ("); return k }
-	slices.SortStableFunc(ts, func(a, b Targeted) int { return count[key(b)] - count[key(a)] })
+	// A target with a qualifier ("create configmaps (its reconcile wrote
+	// no status)") is the moment its kind aims at: before the others.
+	key := func(t Targeted) (string, bool) { k, _, q := strings.Cut(t.Target, " ("); return k, q }
+	slices.SortStableFunc(ts, func(a, b Targeted) int {
+		ka, qa := key(a)
+		kb, qb := key(b)
+		if qa != qb {
+			if qa {
+				return -1
+			}
+			return 1
+		}
+		return count[kb] - count[ka]
+	})
 	return ts
 }
 

@@ -434,8 +434,10 @@ func renumberAsOf(p *sim.Plan, removed int) {
 //     order they first appear: stale-state's first, then
 //     unobserved-state's, ...): a class with many moments no longer
 //     delays every other class's first plan;
-//   - a kind's plans keep their generation order (workload, then the
-//     reference's moments in order).
+//   - a kind's plans whose target is qualified (the generator's preferred
+//     moment of the kind: "create configmaps (its reconcile wrote no
+//     status)") go first, from every workload; then the others; each in
+//     generation order (workload, then the reference's moments in order).
 //
 // No plan is dropped: a repeat may still be the one whose workload shows
 // the bug.
@@ -460,6 +462,19 @@ func HuntOrder(ts []scenarios.Targeted) []int {
 				k := t.Class + "\x00" + t.Kind
 				queue[k] = append(queue[k], i)
 			}
+		}
+		for k, q := range queue {
+			slices.SortStableFunc(q, func(a, b int) int {
+				qa, qb := strings.Contains(ts[a].Target, " ("), strings.Contains(ts[b].Target, " (")
+				switch {
+				case qa == qb:
+					return 0
+				case qa:
+					return -1
+				}
+				return 1
+			})
+			queue[k] = q
 		}
 		for left := true; left; {
 			left = false

@@ -116,14 +116,17 @@ func TestHuntOrderTakesEachKindInTurnAndRepeatsLast(t *testing.T) {
 		mk("E", scenarios.ClassStale, scenarios.KindStaleRestart, "x"),
 		mk("F", scenarios.ClassRequest, scenarios.KindWriteFails, "create pods"),
 		mk("G", scenarios.ClassRequest, scenarios.KindWriteFails, "create configmaps"),
+		// workload 3: a qualified target (the kind's preferred moment)
+		// goes before its kind's unqualified plans of every workload
+		mk("Q", scenarios.ClassUnobserved, scenarios.KindDownAcross, "y (preferred)"),
 	}
 	var got []string
 	for _, i := range lab.HuntOrder(ts) {
 		got = append(got, ts[i].Perturbation)
 	}
 	// Tier 0: kinds in turn (stale restart, down across, write fails,
-	// write times out): A C D H, then B G; tier 1: E F.
-	want := []string{"A", "C", "D", "H", "B", "G", "E", "F"}
+	// write times out): A Q D H, then B C G; tier 1: E F.
+	want := []string{"A", "Q", "D", "H", "B", "C", "G", "E", "F"}
 	if !slices.Equal(got, want) {
 		t.Errorf("order %v, want %v", got, want)
 	}
