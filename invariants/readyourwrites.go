@@ -49,6 +49,10 @@ type ownWrite struct {
 	proc          int
 	removed       bool
 	timedOut      bool
+	// markRV is, for the removal of a graceful delete (a Pod with grace
+	// 0: the mark, then the removal, two writes of one request), the RV
+	// of its mark: a view that holds the mark has seen the delete.
+	markRV int64
 }
 
 // changed returns the fields (JSON leaves) the write changed, sorted.
@@ -236,6 +240,10 @@ func readYourWrites(tr *sim.Trace, _ Options) Verdict {
 			srv.apply(r)
 			if mine {
 				w := &ownWrite{rec: r, before: before, after: after, proc: proc.of(r.Actor, r.Pos), removed: rm.removes(r)}
+				_, marked := before["metadata.deletionTimestamp"]
+				if prev := own[r.UID]; w.removed && marked && r.Verb == "delete" && prev != nil && prev.rec.Verb == "delete" && prev.rec.Actor == r.Actor && prev.rec.RV == r.RV-1 {
+					w.markRV = prev.rec.RV
+				}
 				own[r.UID] = w
 				lastOwnAt[k] = w
 				lastOwnOf[[3]string{r.Actor, r.Verb, normResource(r.Resource)}] = w
@@ -315,7 +323,10 @@ func staleDecision(d sim.Record, before, after map[string]string, open []openRec
 			// A view without an own create that someone else has removed
 			// since is not behind the server: recreating it is repair.
 			created := w.rec.Verb == "create" && live(uid)
-			if sibling && (d.Verb == "create" || dRemoves) && (created || w.removed) {
+			// A view that holds the own delete's mark (deletionTimestamp
+			// set by that request) has seen the delete.
+			sawMark := w.removed && w.markRV > 0 && reached(uid, normResource(w.rec.Resource), w.markRV)
+			if sibling && (d.Verb == "create" || dRemoves) && (created || w.removed) && !sawMark {
 				v.fields, v.why = []string{"(the set of children)"}, "decided how many children there are from a view without its own "+w.rec.Verb
 				return v, true
 			}

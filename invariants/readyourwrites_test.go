@@ -446,3 +446,40 @@ func TestAGetOfASubresourceIsAViewOfTheObject(t *testing.T) {
 		}
 	}
 }
+
+// A Pod deleted with grace 0 is two writes of one request: the mark
+// (deletionTimestamp, a MODIFIED event) and the removal. A controller whose
+// view holds its own delete's mark has seen the delete: creating the
+// replacement from that view is not a decision from a view without it
+// (upstream/daemonset seeds 4 and 12, class G2). A view from before the
+// mark still fails.
+func TestASiblingCreateFromAViewHoldingItsOwnDeletesMarkPassesReadYourWrites(t *testing.T) {
+	for _, sawMark := range []bool{true, false} {
+		h := newOwnWriteRun()
+		b := h.b
+		b.At(2 * sec)
+		var mark tracebuild.Obj
+		h.reconcile("ns/p", func() {
+			mark, _ = b.DeleteGracefully(ctrl, "pods", "ns", "p-0")
+			b.Request(ctrl, "delete", "pods", "ns", "p-0", 200)
+		})
+		if sawMark {
+			b.Deliver(ctrl, "ctrl/pods#1", "MODIFIED", mark)
+			b.HandleUpdate(ctrl, "pods", h.pod, mark)
+		}
+		var create int
+		h.reconcile("ns/p", func() {
+			b.Create(ctrl, tracebuild.Obj{Resource: "pods", Namespace: "ns", Name: "p-1", Owner: h.parent.UID})
+			create = b.Last()
+		})
+		v := invariants.ReadYourWrites(b.Trace("quiet"))
+		if sawMark {
+			wantStatus(t, v, invariants.Pass)
+			continue
+		}
+		wantStatus(t, v, invariants.Fail)
+		if len(v.Positions) == 0 || v.Positions[0] != create {
+			t.Errorf("positions %v, want the create at %d first", v.Positions, create)
+		}
+	}
+}

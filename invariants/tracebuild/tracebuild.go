@@ -208,6 +208,20 @@ func (b *Builder) Delete(actor, resource, ns, name string) Obj {
 	return b.write(actor, "delete", o, true)
 }
 
+// DeleteGracefully deletes the live object resource/ns/name as the store
+// deletes a Pod with grace period 0 and no finalizer: two writes of one
+// request, both verb "delete": the mark (deletionTimestamp set, a MODIFIED
+// event) and the removal (a DELETED event). It returns both as written.
+func (b *Builder) DeleteGracefully(actor, resource, ns, name string) (mark, gone Obj) {
+	o, ok := b.live[resource+"/"+ns+"/"+name]
+	if !ok {
+		panic(fmt.Sprintf("tracebuild: DeleteGracefully of %s/%s/%s, which is not live", resource, ns, name))
+	}
+	o.Terminating = true
+	mark = b.write(actor, "delete", o, false)
+	return mark, b.write(actor, "delete", mark, true)
+}
+
 // RemoveByUpdate writes o (keyed by resource/namespace/name) as the store
 // records an update that empties the finalizers of a terminating object:
 // the write carries the object's last stored state (finalizers included)
