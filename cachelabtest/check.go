@@ -525,12 +525,20 @@ func runRandom(t *testing.T, rep *reporter, subject string, ps Plans, out string
 	if rep.sink != nil {
 		tb = &catcher{T: t}
 	}
-	stuck := false
+	stuck, skipped := false, 0
+	defer func() {
+		if skipped > 0 {
+			// rapid counts the skipped draws as passed tests ("OK, passed
+			// 100 tests"): say what it did not say.
+			t.Logf("cachelab: %d of rapid's plans were not run: a run before them was stuck (its report above); rapid's count of passed tests includes them", skipped)
+		}
+	}()
 	keep := keepGoing{on: *keepGoingFlag, byInvariant: map[string]int{}}
 	defer keep.log(t)
 	rapid.Check(tb, func(rt *rapid.T) {
 		p := gen.Draw(rt, "plan").Plan
 		if stuck {
+			skipped++
 			return // a run was stuck: the rest are not run (see below)
 		}
 		keep.plans++

@@ -5,9 +5,11 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/cachelab/cachelab/cachelabtest"
 )
@@ -39,8 +41,16 @@ func startDeploymentStandIn(ctx context.Context, env *cachelabtest.Env) error {
 		}
 		d = d.DeepCopy()
 		d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: n, UpdatedReplicas: n, ReadyReplicas: n, AvailableReplicas: n}
-		// A conflict is retried by the update event of the newer copy.
-		_, _ = c.Kube.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, d, metav1.UpdateOptions{})
+		// A conflict is retried by the update event of the newer copy, a
+		// Deployment gone needs nothing; any other error (the lab's request
+		// faults reach this client too: a 500, a 429, a timeout) is retried
+		// here, or the status would never be written.
+		_ = retry.OnError(retry.DefaultBackoff, func(err error) bool {
+			return !apierrors.IsConflict(err) && !apierrors.IsNotFound(err)
+		}, func() error {
+			_, err := c.Kube.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, d, metav1.UpdateOptions{})
+			return err
+		})
 	}
 	if _, err := f.Apps().V1().Deployments().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: setStatus, UpdateFunc: func(_, n any) { setStatus(n) }}); err != nil {
