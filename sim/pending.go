@@ -20,26 +20,43 @@ const RequeueAfterPrefix = "after "
 // controller has said it is not done with the key, and its retry will
 // come at the rate limiter's backoff, which no record announces. Keys are
 // "actor key".
+//
+// Work under way is pending too: a reconcile started and not ended, a key
+// added to a recorded queue and not taken yet. A crash ends all of its
+// process's pending work (the restarted process lists and starts over).
 func pendingRetries(recs []Record) map[string]Record {
 	pending := map[string]Record{}
 	for _, r := range recs {
+		k := r.Actor + " " + r.Key
 		switch r.Kind {
 		case RecReconcile:
-			k := r.Actor + " " + r.Key
 			switch {
 			case r.Op == "start":
-				delete(pending, k)
+				pending[k] = r
 			case r.Op == "end" && failedReconcile(r.Result):
 				pending[k] = r
+			case r.Op == "end":
+				delete(pending, k)
 			}
 		case RecQueue:
-			k := r.Actor + " " + r.Key
 			switch r.Op {
 			case "get":
-				delete(pending, k)
+				if p, ok := pending[k]; ok && p.Kind == RecQueue {
+					delete(pending, k)
+				}
+			case "add":
+				if _, ok := pending[k]; !ok {
+					pending[k] = r
+				}
 			case "requeue":
 				if !strings.HasPrefix(r.Detail, RequeueAfterPrefix) {
 					pending[k] = r
+				}
+			}
+		case RecCrash:
+			for pk, p := range pending {
+				if p.Actor == r.Actor {
+					delete(pending, pk)
 				}
 			}
 		}
@@ -78,12 +95,17 @@ func (r *recorder) pendingRetry() (string, bool) {
 		}
 		rec := pending[k]
 		why := "requeued with AddRateLimited"
-		if rec.Kind == RecReconcile {
+		switch {
+		case rec.Kind == RecReconcile && rec.Op == "start":
+			why = "a reconcile started and not ended"
+		case rec.Kind == RecReconcile:
 			why = "its last reconcile failed: " + firstLineOf(rec.Result)
+		case rec.Op == "add":
+			why = "queued, not taken yet"
 		}
 		parts = append(parts, fmt.Sprintf("%s (#%d, t=%s, %s)", k, rec.Pos, rec.At, why))
 	}
-	return "a retry is pending for " + strings.Join(parts, "; "), true
+	return "work is under way for " + strings.Join(parts, "; "), true
 }
 
 // firstLineOf returns s up to its first newline, cut at 200 bytes.

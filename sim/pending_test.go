@@ -56,7 +56,7 @@ func TestADeadlineWithARetryPendingIsNoted(t *testing.T) {
 	}
 	var note string
 	for _, r := range tr.Records {
-		if r.Kind == sim.RecNote && strings.Contains(r.Detail, "a retry is pending for "+simtest.Name+" default/a") {
+		if r.Kind == sim.RecNote && strings.Contains(r.Detail, "work is under way for "+simtest.Name+" default/a") {
 			note = r.Detail
 		}
 	}
@@ -77,13 +77,49 @@ func TestOnlyARetryAfterAFailureIsPending(t *testing.T) {
 		{Kind: sim.RecQueue, Actor: "c", Op: "get", Key: "default/d"},
 		{Kind: sim.RecReconcile, Actor: "c", Op: "end", Key: "default/e", Result: "boom"},
 		{Kind: sim.RecReconcile, Actor: "c", Op: "start", Key: "default/e"},
+		{Kind: sim.RecReconcile, Actor: "c", Op: "end", Key: "default/e", Result: "ok"},
+		{Kind: sim.RecQueue, Actor: "c", Op: "add", Key: "default/f"},
+		{Kind: sim.RecQueue, Actor: "c", Op: "get", Key: "default/f"},
+		{Kind: sim.RecReconcile, Actor: "c", Op: "end", Key: "default/g", Result: "boom"},
+		{Kind: sim.RecCrash, Actor: "c"},
 	}) != 0 {
-		t.Errorf("a self-scheduled retry, or one picked up again, counted as pending")
+		t.Errorf("a self-scheduled retry, one picked up again, or one of a crashed process counted as pending")
+	}
+	// Work under way: a reconcile open, a key queued and not taken.
+	if n := sim.PendingRetriesForTest([]sim.Record{
+		{Kind: sim.RecReconcile, Actor: "c", Op: "start", Key: "default/a"},
+		{Kind: sim.RecQueue, Actor: "c", Op: "add", Key: "default/b"},
+	}); n != 2 {
+		t.Errorf("%d pending, want 2 (an open reconcile, a queued key)", n)
 	}
 	if n := sim.PendingRetriesForTest([]sim.Record{
 		{Kind: sim.RecQueue, Actor: "c", Op: "requeue", Key: "default/a"},
 		{Kind: sim.RecReconcile, Actor: "c", Op: "end", Key: "default/b", Result: "conflict"},
 	}); n != 2 {
 		t.Errorf("%d pending, want 2 (a rate-limited requeue, a failed reconcile)", n)
+	}
+}
+
+// A controller with a periodic resync (an informer's resync period: its
+// handler is called, and it reconciles, every 2 s) reads and reconciles
+// forever and writes nothing once settled: its run ends quiet, as one
+// without a resync does, instead of running to its deadline.
+func TestAPeriodicResyncDoesNotKeepARunFromBeingQuiet(t *testing.T) {
+	p := plan()
+	p.SubjectParams = map[string]string{"label": "seen", "resync": "2s"}
+	p.Quiet = sim.Duration(5 * time.Second)
+	p.Deadline = sim.Duration(time.Minute)
+	tr := run(t, p)
+	if tr.Outcome != "quiet" {
+		t.Fatalf("outcome %q, want quiet", tr.Outcome)
+	}
+	resyncs := 0
+	for _, r := range tr.Records {
+		if r.Kind == sim.RecHandler && r.Actor == simtest.Name && r.EventType == "MODIFIED" {
+			resyncs++
+		}
+	}
+	if resyncs < 2 {
+		t.Errorf("%d MODIFIED handler calls, want the resync's (at least 2): the test does not show a resync", resyncs)
 	}
 }

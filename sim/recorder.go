@@ -140,16 +140,33 @@ func (r *recorder) addLocked(rec Record, at time.Duration) {
 	}
 }
 
-// activity reports whether rec counts against quiet: everything but
-// bookmarks, fault-free bookkeeping of the run itself, and log lines.
+// activity reports whether rec counts against quiet: what changes the
+// server's state or the run's (writes and every write request, failed or
+// not, the watch events they cause, faults, steps, crashes), not what only
+// looks: reads (get, list and watch requests, lists, watch opens and
+// closes), bookmarks, a subject's handler calls, workqueue operations and
+// reconciles, cache snapshots and log lines. A controller with a periodic
+// resync (an informer's resync period, an AddAfter loop, the HPA's 15 s)
+// reads and reconciles forever and writes nothing once settled: its run is
+// quiet. Work under way is not: a reconcile open or a key queued or
+// retried after a failure keeps the run going (pendingRetries).
 func activity(rec Record) bool {
 	switch rec.Kind {
 	case RecSent, RecDelivered:
 		return rec.EventType != string(watch.Bookmark)
-	case RecCache, RecFinal, RecLog:
+	case RecCache, RecFinal, RecLog, RecHandler, RecQueue, RecReconcile, RecList, RecWatchOpen, RecWatchClose:
 		return false
+	case RecRequest:
+		return !readVerb(rec.Verb)
 	}
 	return true
+}
+
+// readVerb reports whether a request's verb only reads ("get",
+// "get/scale", "list", "watch").
+func readVerb(verb string) bool {
+	v, _, _ := strings.Cut(verb, "/")
+	return v == "get" || v == "list" || v == "watch"
 }
 
 // record appends a run-side record at the current virtual time. A

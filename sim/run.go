@@ -141,8 +141,8 @@ func Bubble(tb testing.TB, f func(t *testing.T)) {
 //     the same instant it waits until every goroutine of the run is
 //     blocked, so the later step sees the immediate reactions to the
 //     earlier one (a re-watch after a closed watch);
-//  5. after the last step, waits until quiet: nothing but bookmarks for
-//     p.Quiet (outcome "quiet"), or until p.Deadline (outcome "deadline");
+//  5. after the last step, waits until quiet: nothing changed for p.Quiet
+//     and no work under way (outcome "quiet"), or until p.Deadline (outcome "deadline");
 //  6. records the subject's caches (CacheSnapshotter), stops everything,
 //     records the server's state (RecFinal) and returns.
 //
@@ -365,8 +365,8 @@ func (r *run) play() (*Trace, error) {
 	return finish(outcome), nil
 }
 
-// waitQuiet lets the run go on until nothing but bookmarks happened for the
-// plan's quiet period and no retry after a failure is pending (true), or
+// waitQuiet lets the run go on until nothing changed for the plan's quiet
+// period (activity) and no work is under way (true), or
 // the deadline passed or the run must stop (false: a livelock, a spent
 // record budget).
 //

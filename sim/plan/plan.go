@@ -46,10 +46,12 @@ type Plan struct {
 	// Deadline is the virtual time after which the run stops even if not
 	// quiet. Optional; default 5m.
 	Deadline Duration `json:"deadline,omitempty"`
-	// Quiet is how long nothing but bookmarks must happen for the run to be
-	// quiet (after the timeline, and for wait-quiet steps), with no retry
-	// after a failed reconcile pending (the run goes on until it comes, or
-	// to the deadline). Optional; default 10s.
+	// Quiet is how long nothing may change (no write, write request, watch
+	// event but bookmarks, fault or step; reads, handler calls and
+	// reconciles do not count) for the run to be quiet (after the
+	// timeline, and for wait-quiet steps), with no work under way (an open
+	// reconcile, a queued key, a retry after a failure: the run goes on
+	// until it is done, or to the deadline). Optional; default 10s.
 	Quiet Duration `json:"quiet,omitempty"`
 	// Kubelet, when set, runs the "kubelet" actor: an informer on Pods that
 	// moves every Pod to phase Running with condition Ready after a delay.

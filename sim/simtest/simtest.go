@@ -10,13 +10,15 @@
 // through a merge patch, and the subject, as a Converger, desires every
 // object of the resource to carry that label. It records the informer's and
 // the handler's HasSynced flipping to true (RecSignal) and exposes its
-// informer store as a cache snapshot.
+// informer store as a cache snapshot. Parameter "resync" (a duration) is the
+// informer's resync period.
 package simtest
 
 import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -99,7 +101,15 @@ func (s *Subject) Start(ctx context.Context, env sim.Env) error {
 	if !ok {
 		return fmt.Errorf("simtest: Env.ListerWatcher does not implement cache.ListerWatcher")
 	}
-	s.informer = cache.NewSharedIndexInformerWithOptions(lw, r.example.DeepCopyObject(), cache.SharedIndexInformerOptions{})
+	var resync time.Duration
+	if v := env.Params["resync"]; v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("simtest: parameter resync=%q: %v", v, err)
+		}
+		resync = d
+	}
+	s.informer = cache.NewSharedIndexInformerWithOptions(lw, r.example.DeepCopyObject(), cache.SharedIndexInformerOptions{ResyncPeriod: resync})
 	s.queue = workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName](),
 		workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: Name})
 	reg, err := s.informer.AddEventHandlerWithOptions(cache.ResourceEventHandlerDetailedFuncs{
