@@ -43,6 +43,7 @@ func finalizers(tr *sim.Trace, opts Options) Verdict {
 	terminatingSince := map[string]int{}    // uid -> position it was first marked
 	owners := map[string]sim.Record{}       // uid -> latest write
 	removedAt := map[string]int{}
+	removedByName := map[string][]string{} // resource/namespace/name -> uids removed there, in order
 	ownedCreates := 0
 	rm := removalsOf(tr)
 	obs := newObservations(tr, subj)
@@ -58,7 +59,8 @@ func finalizers(tr *sim.Trace, opts Options) Verdict {
 	for _, r := range tr.Records {
 		obs.see(r)
 		if r.Kind == sim.RecHandler && subj[r.Actor] {
-			for uid, at := range removedAt {
+			for _, uid := range removedByName[normResource(r.Resource)+"/"+r.Namespace+"/"+r.Name] {
+				at := removedAt[uid]
 				o := owners[uid]
 				if _, done := goneSeen[uid]; done || r.Pos < at || normResource(r.Resource) != normResource(o.Resource) || r.Namespace != o.Namespace || r.Name != o.Name {
 					continue
@@ -116,6 +118,10 @@ func finalizers(tr *sim.Trace, opts Options) Verdict {
 			termRV[r.UID] = r.RV
 		}
 		if rm.removes(r) {
+			if _, again := removedAt[r.UID]; !again {
+				k := normResource(r.Resource) + "/" + r.Namespace + "/" + r.Name
+				removedByName[k] = append(removedByName[k], r.UID)
+			}
 			removedAt[r.UID] = r.Pos
 		}
 	}
