@@ -326,7 +326,13 @@ func staleDecision(d sim.Record, before, after map[string]string, open []openRec
 			// A view that holds the own delete's mark (deletionTimestamp
 			// set by that request) has seen the delete.
 			sawMark := w.removed && w.markRV > 0 && reached(uid, normResource(w.rec.Resource), w.markRV)
-			if sibling && (d.Verb == "create" || dRemoves) && (created || w.removed) && !sawMark {
+			// A child the controller names itself (no generateName) is
+			// not one of interchangeable siblings it counts: creating it
+			// while the view still shows a sibling it deleted was not
+			// decided from how many there are (the stale view over-counts).
+			_, generated := after["metadata.generateName"]
+			namedAfterDelete := d.Verb == "create" && !generated && w.removed && !created
+			if sibling && (d.Verb == "create" || dRemoves) && (created || w.removed) && !sawMark && !namedAfterDelete {
 				v.fields, v.why = []string{"(the set of children)"}, "decided how many children there are from a view without its own "+w.rec.Verb
 				return v, true
 			}

@@ -45,6 +45,9 @@ type Obj struct {
 	Finalizers []string
 	// Terminating sets metadata.deletionTimestamp.
 	Terminating bool
+	// GenerateName is metadata.generateName (a child named by the server,
+	// one of interchangeable siblings).
+	GenerateName string
 	// Spec and Status are extra fields of spec and status.
 	Spec, Status map[string]any
 }
@@ -65,6 +68,9 @@ func (o Obj) JSON() json.RawMessage {
 	}
 	if len(o.Finalizers) > 0 {
 		md["finalizers"] = o.Finalizers
+	}
+	if o.GenerateName != "" {
+		md["generateName"] = o.GenerateName
 	}
 	if o.Generation != 0 {
 		md["generation"] = o.Generation
