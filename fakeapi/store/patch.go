@@ -67,46 +67,9 @@ func (s *Store) Patch(gvr schema.GroupVersionResource, ns, name string, pt types
 	if obj, ok := mergePatchFast(r, cur, pt, data, subresource); ok {
 		return s.update(r, key, obj, cur, subresource, "patch", len(opts.DryRun) > 0) // name and namespace untouched
 	}
-	curJSON, err := json.Marshal(cur)
+	patched, err := patchJSON(cur, pt, data, r.newObject(s))
 	if err != nil {
-		return nil, nil, apierrors.NewInternalError(err)
-	}
-	var patched []byte
-	switch pt {
-	case types.JSONPatchType:
-		p, err := jsonpatch.DecodePatch(data)
-		if err != nil {
-			return nil, nil, apierrors.NewBadRequest(err.Error())
-		}
-		if len(p) > maxJSONPatchOperations {
-			return nil, nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("The allowed maximum operations in a JSON patch is %d, got %d", maxJSONPatchOperations, len(p)))
-		}
-		patched, err = p.Apply(curJSON)
-		if err != nil {
-			return nil, nil, unprocessablePatch(err)
-		}
-	case types.MergePatchType:
-		patched, err = jsonpatch.MergePatch(curJSON, data)
-		if err != nil {
-			return nil, nil, apierrors.NewBadRequest(err.Error())
-		}
-	case types.StrategicMergePatchType:
-		var patchMap map[string]any
-		if err := utiljson.Unmarshal(data, &patchMap); err != nil {
-			return nil, nil, apierrors.NewBadRequest(err.Error())
-		}
-		orig, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cur)
-		if err != nil {
-			return nil, nil, apierrors.NewInternalError(err)
-		}
-		out, err := strategicpatch.StrategicMergeMapPatch(orig, patchMap, r.newObject(s))
-		if err != nil {
-			return nil, nil, interpretStrategicMergePatchError(err)
-		}
-		patched, err = json.Marshal(out)
-		if err != nil {
-			return nil, nil, apierrors.NewInternalError(err)
-		}
+		return nil, nil, err
 	}
 	obj, err := s.decodePatched(r, patched, opts.FieldValidation == metav1.FieldValidationStrict)
 	if err != nil {
@@ -219,4 +182,56 @@ func containsString(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// patchJSON applies data, a JSON patch, a JSON merge patch or a strategic
+// merge patch, to cur and returns the patched object's JSON, with
+// kube-apiserver's patcher's errors (400 for a malformed patch, 413 past
+// maxJSONPatchOperations, 422 for a JSON patch that does not apply). A
+// strategic merge patch follows schema's patch strategies; with schema nil
+// (a type that has none, as Scale) it is a merge patch. pt must be one of
+// the three.
+func patchJSON(cur runtime.Object, pt types.PatchType, data []byte, schema runtime.Object) ([]byte, error) {
+	if pt == types.StrategicMergePatchType && schema != nil {
+		var patchMap map[string]any
+		if err := utiljson.Unmarshal(data, &patchMap); err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		orig, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cur)
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		out, err := strategicpatch.StrategicMergeMapPatch(orig, patchMap, schema)
+		if err != nil {
+			return nil, interpretStrategicMergePatchError(err)
+		}
+		patched, err := json.Marshal(out)
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		return patched, nil
+	}
+	curJSON, err := json.Marshal(cur)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	if pt == types.JSONPatchType {
+		p, err := jsonpatch.DecodePatch(data)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		if len(p) > maxJSONPatchOperations {
+			return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("The allowed maximum operations in a JSON patch is %d, got %d", maxJSONPatchOperations, len(p)))
+		}
+		patched, err := p.Apply(curJSON)
+		if err != nil {
+			return nil, unprocessablePatch(err)
+		}
+		return patched, nil
+	}
+	patched, err := jsonpatch.MergePatch(curJSON, data)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	return patched, nil
 }

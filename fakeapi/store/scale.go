@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"strings"
 
-	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -233,27 +232,13 @@ func (s *Store) PatchScale(gvr schema.GroupVersionResource, ns, name string, pt 
 	if err != nil {
 		return nil, nil, err
 	}
-	curJSON, err := json.Marshal(cur)
-	if err != nil {
-		return nil, nil, apierrors.NewInternalError(err)
-	}
-	var patched []byte
-	switch pt {
-	case types.MergePatchType, types.StrategicMergePatchType:
-		// Scale has no patch strategies: a strategic merge is a merge.
-		if patched, err = jsonpatch.MergePatch(curJSON, data); err != nil {
-			return nil, nil, apierrors.NewBadRequest(err.Error())
-		}
-	case types.JSONPatchType:
-		p, err := jsonpatch.DecodePatch(data)
-		if err != nil {
-			return nil, nil, apierrors.NewBadRequest(err.Error())
-		}
-		if patched, err = p.Apply(curJSON); err != nil {
-			return nil, nil, unprocessablePatch(err)
-		}
-	default:
+	if pt != types.MergePatchType && pt != types.StrategicMergePatchType && pt != types.JSONPatchType {
 		return nil, nil, unsupportedMediaType([]string{string(types.JSONPatchType), string(types.MergePatchType), string(types.StrategicMergePatchType)})
+	}
+	// Scale has no patch strategies: a strategic merge is a merge.
+	patched, err := patchJSON(cur, pt, data, nil)
+	if err != nil {
+		return nil, nil, err
 	}
 	var sc autoscalingv1.Scale
 	if err := json.Unmarshal(patched, &sc); err != nil {

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"sync"
 
-	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,8 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
-	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -261,40 +258,9 @@ func (v *view) patch(s *Store, ns, name string, pt types.PatchType, data []byte,
 	if err != nil {
 		return nil, nil, err
 	}
-	curJSON, err := json.Marshal(cur)
+	patched, err := patchJSON(cur, pt, data, v.newObj())
 	if err != nil {
-		return nil, nil, apierrors.NewInternalError(err)
-	}
-	var patched []byte
-	switch pt {
-	case types.JSONPatchType:
-		p, err := jsonpatch.DecodePatch(data)
-		if err != nil {
-			return nil, nil, apierrors.NewBadRequest(err.Error())
-		}
-		if patched, err = p.Apply(curJSON); err != nil {
-			return nil, nil, unprocessablePatch(err)
-		}
-	case types.MergePatchType:
-		if patched, err = jsonpatch.MergePatch(curJSON, data); err != nil {
-			return nil, nil, apierrors.NewBadRequest(err.Error())
-		}
-	case types.StrategicMergePatchType:
-		var patchMap map[string]any
-		if err := utiljson.Unmarshal(data, &patchMap); err != nil {
-			return nil, nil, apierrors.NewBadRequest(err.Error())
-		}
-		orig, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cur)
-		if err != nil {
-			return nil, nil, apierrors.NewInternalError(err)
-		}
-		m, err := strategicpatch.StrategicMergeMapPatch(orig, patchMap, v.newObj())
-		if err != nil {
-			return nil, nil, interpretStrategicMergePatchError(err)
-		}
-		if patched, err = json.Marshal(m); err != nil {
-			return nil, nil, apierrors.NewInternalError(err)
-		}
+		return nil, nil, err
 	}
 	obj := v.newObj()
 	if err := json.Unmarshal(patched, obj); err != nil {
