@@ -116,6 +116,26 @@ type ReferenceCache struct {
 	mu     sync.Mutex
 	states map[string]*reference
 	order  []string
+	// lastKey and lastTrace are the plan and trace of the latest reference
+	// run (one slot: a failing run's report writes its reference run
+	// beside it, and is written right after the verdict).
+	lastKey   string
+	lastTrace *sim.Trace
+}
+
+// Trace returns the trace of the latest reference run if it is of refPlan
+// (ok false otherwise: run the plan again, the same run).
+func (c *ReferenceCache) Trace(refPlan *sim.Plan) (*sim.Trace, bool) {
+	raw, err := json.Marshal(refPlan)
+	if err != nil {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.lastTrace == nil || c.lastKey != string(raw) {
+		return nil, false
+	}
+	return c.lastTrace, true
 }
 
 // ReferenceCacheSize bounds the end states a cache keeps (each a few
@@ -215,6 +235,9 @@ func (c *ReferenceCache) Verdict(tr *sim.Trace, refPlan *sim.Plan, opts invarian
 		if rtr.Plan == nil {
 			rtr.Plan = refPlan
 		}
+		c.mu.Lock()
+		c.lastKey, c.lastTrace = k, rtr
+		c.mu.Unlock()
 		es, err := invariants.EndStateOf(rtr, opts)
 		if err != nil {
 			return unknown("the fault-free reference run: " + err.Error())

@@ -178,3 +178,34 @@ func TestLateStartPlanStartsTheControllerAfterTheLastStep(t *testing.T) {
 		t.Error("a plan with no step after 0s has nothing a controller could miss: no late-start plan")
 	}
 }
+
+// The cache keeps the latest reference run's trace, for the failing run's
+// report to write beside it without running the reference again; another
+// plan's is not handed out.
+func TestReferenceCacheKeepsTheLatestReferenceTrace(t *testing.T) {
+	yes := true
+	got := copyRun(faultedCopyPlan(), "f", "1", false, &yes)
+	ref, _ := ReferencePlanOf(got)
+	var c ReferenceCache
+	if _, ok := c.Trace(ref); ok {
+		t.Fatal("an empty cache handed out a trace")
+	}
+	runs := 0
+	run := func(p *sim.Plan) (*sim.Trace, error) {
+		runs++
+		return copyRun(p, "ref", "0", false, &yes), nil
+	}
+	c.Verdict(got, ref, invariants.ReferenceOptions{}, run)
+	tr, ok := c.Trace(ref)
+	if !ok || tr == nil || tr.Plan == nil || tr.Plan.Name != ref.Name {
+		t.Fatalf("Trace(ref) = %v, %v after the reference ran, want its trace", tr, ok)
+	}
+	other := ref.Clone()
+	other.Name += "-other"
+	if _, ok := c.Trace(other); ok {
+		t.Error("another plan was handed the reference's trace")
+	}
+	if runs == 0 {
+		t.Error("the reference never ran")
+	}
+}
