@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -791,10 +792,7 @@ func resourceArg(resource string) string { return resource }
 func requestFaults(base *sim.Plan, v *refView) ([]Targeted, []Pruned) {
 	var out []Targeted
 	var pruned []Pruned
-	last := map[string]int{}
-	for _, w := range v.writes {
-		last[w.verb+" "+w.resource] = w.k
-	}
+	last := v.lastWrites(nil)
 	for _, w := range v.writes {
 		verb, sub, _ := strings.Cut(w.verb, "/")
 		what := fmt.Sprintf("the controller's write #%d (%s %s %s)", w.k, w.verb, w.resource, w.key)
@@ -898,16 +896,7 @@ func ownWrites(base *sim.Plan, v *refView) ([]Targeted, []Pruned) {
 			n[key] = true
 		}
 	}
-	lastOf, lastAlone := map[string]int{}, map[string]int{}
-	for _, w := range v.writes {
-		lastOf[w.verb+" "+w.resource] = w.k
-		if alone[w.k] {
-			lastAlone[w.verb+" "+w.resource] = w.k
-		}
-	}
-	for key, k := range lastAlone {
-		lastOf[key] = k
-	}
+	lastOf := v.lastWrites(func(k int) bool { return alone[k] })
 	for _, w := range v.writes {
 		if lastOf[w.verb+" "+w.resource] != w.k || !v.watched[w.resource] {
 			continue // one per verb and resource; an unwatched resource: nothing cached to lag
@@ -964,16 +953,7 @@ func ownWrites(base *sim.Plan, v *refView) ([]Targeted, []Pruned) {
 			}
 		}
 	}
-	last, lastQuiet := map[string]int{}, map[string]int{}
-	for _, w := range v.writes {
-		last[w.verb+" "+w.resource] = w.k
-		if quiet[w.k] {
-			lastQuiet[w.verb+" "+w.resource] = w.k
-		}
-	}
-	for key, k := range lastQuiet {
-		last[key] = k
-	}
+	last := v.lastWrites(func(k int) bool { return quiet[k] })
 	for _, w := range v.writes {
 		verb, sub, _ := strings.Cut(w.verb, "/")
 		what := fmt.Sprintf("the controller's write #%d (%s %s %s)", w.k, w.verb, w.resource, w.key)
@@ -1018,4 +998,20 @@ func ownWrites(base *sim.Plan, v *refView) ([]Targeted, []Pruned) {
 			Plan: withSteps(base, fmt.Sprintf("ownwrites-fail-w%d", w.k), steps...)})
 	}
 	return out, pruned
+}
+
+// lastWrites returns, for each verb and resource ("update configmaps"), the
+// number k of the reference's last controller write of it; when prefer
+// holds for some of them, the last of those instead.
+func (v *refView) lastWrites(prefer func(k int) bool) map[string]int {
+	last, preferred := map[string]int{}, map[string]int{}
+	for _, w := range v.writes {
+		key := w.verb + " " + w.resource
+		last[key] = w.k
+		if prefer != nil && prefer(w.k) {
+			preferred[key] = w.k
+		}
+	}
+	maps.Copy(last, preferred)
+	return last
 }

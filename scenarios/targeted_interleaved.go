@@ -28,10 +28,7 @@ const InterleavedCondition = "CompetitorChecked"
 func interleavedWriter(base *sim.Plan, v *refView) ([]Targeted, []Pruned) {
 	var out []Targeted
 	var pruned []Pruned
-	last := map[string]int{}
-	for _, w := range v.writes {
-		last[w.verb+" "+w.resource] = w.k
-	}
+	last := v.lastWrites(nil)
 	for _, w := range v.writes {
 		verb, sub, _ := strings.Cut(w.verb, "/")
 		what := fmt.Sprintf("the controller's write #%d (%s %s %s)", w.k, w.verb, w.resource, w.key)
