@@ -124,6 +124,13 @@ type Options struct {
 	// serve` turns it on. Off, server-side apply tracks fields from an
 	// object's first apply on.
 	TrackManagedFields bool
+	// ExternalGC leaves ownerReference garbage collection to a collector
+	// running as a client, kube-controller-manager's garbagecollector (see
+	// store.Options.ExternalGC): deletes still set the orphan /
+	// foregroundDeletion finalizer and deletionTimestamp, but the server
+	// deletes no dependent and removes neither finalizer itself. Off by
+	// default: dependents go in the same write as their owner.
+	ExternalGC bool
 }
 
 // DefaultBookmarkInterval is the period of bookmarks when
@@ -181,7 +188,7 @@ func NewServer(opts Options) *Server {
 		s.bookmarkInterval = DefaultBookmarkInterval
 	}
 	s.encoder = json.NewSerializerWithOptions(json.DefaultMetaFactory, s.scheme, s.scheme, json.SerializerOptions{})
-	s.st = store.New(store.Options{Clock: s.clock, HistoryWindow: opts.HistoryWindow, Scheme: s.scheme, NamespaceLifecycle: opts.NamespaceLifecycle, DefaultServiceAccounts: opts.DefaultServiceAccounts, TrackManagedFields: opts.TrackManagedFields})
+	s.st = store.New(store.Options{Clock: s.clock, HistoryWindow: opts.HistoryWindow, Scheme: s.scheme, NamespaceLifecycle: opts.NamespaceLifecycle, DefaultServiceAccounts: opts.DefaultServiceAccounts, TrackManagedFields: opts.TrackManagedFields, ExternalGC: opts.ExternalGC})
 	return s
 }
 

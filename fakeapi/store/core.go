@@ -51,6 +51,8 @@ type Store struct {
 	defaultSAs bool
 	// trackAll is Options.TrackManagedFields.
 	trackAll bool
+	// externalGC is Options.ExternalGC (gc.go).
+	externalGC bool
 	// manager is the field manager of the write in progress (its
 	// options' fieldManager), for managedFields; trackSub, if set, the
 	// subresource it is recorded under ("scale").
@@ -123,6 +125,7 @@ func New(opts Options) *Store {
 		nsLifecycle: opts.NamespaceLifecycle,
 		defaultSAs:  opts.DefaultServiceAccounts,
 		trackAll:    opts.TrackManagedFields,
+		externalGC:  opts.ExternalGC,
 
 		typeConverter: registeredTypeConverter(),
 	}

@@ -15,7 +15,10 @@ import (
 // sets deletionTimestamp; kube-controller-manager's garbage collector then
 // deletes or orphans dependents and removes those finalizers. The store does
 // the collector's work inside the call that made it necessary, so every
-// write it causes is one more revision, marked Event.ByGC.
+// write it causes is one more revision, marked Event.ByGC. With
+// Options.ExternalGC it does not: processTerminating, releaseOwners and
+// collectIfOrphaned (every entry to the collector's work) return at once,
+// and a collector running as a client does it, with its own watch's lag.
 
 // deleteObject deletes ref with a propagation policy, appending the events
 // to events. It returns the object as the caller should see it: the marked
@@ -109,6 +112,9 @@ func withPolicyFinalizer(finalizers []string, policy metav1.DeletionPropagation)
 // processTerminating does the garbage collector's work for a terminating
 // object carrying the orphan or foregroundDeletion finalizer.
 func (s *Store) processTerminating(ref objRef, events []Event) []Event {
+	if s.externalGC {
+		return events
+	}
 	cur, ok := s.load(ref.res, ref.key)
 	if !ok {
 		return events
@@ -216,6 +222,9 @@ func (s *Store) afterUpdate(ref objRef, events []Event) []Event {
 // releaseOwners lets owners (of m's ownerReferences) waiting in foreground
 // deletion finish if nothing blocks them any more.
 func (s *Store) releaseOwners(m metav1.Object, events []Event) []Event {
+	if s.externalGC {
+		return events
+	}
 	for _, o := range m.GetOwnerReferences() {
 		owner, ok := s.owner(m.GetNamespace(), o)
 		if !ok {
@@ -233,6 +242,9 @@ func (s *Store) releaseOwners(m metav1.Object, events []Event) []Event {
 // collectIfOrphaned deletes d if every owner it names (of a served kind) is
 // gone, and drops references to gone owners if some owner remains.
 func (s *Store) collectIfOrphaned(d objRef, events []Event) []Event {
+	if s.externalGC {
+		return events
+	}
 	cur, ok := s.load(d.res, d.key)
 	if !ok {
 		return events

@@ -105,6 +105,16 @@ type Options struct {
 	// fields are then tracked from an object's first apply on, and the
 	// fields set before it belong to the manager "before-first-apply".
 	TrackManagedFields bool
+	// ExternalGC leaves ownerReference garbage collection to a collector
+	// running as a client (kube-controller-manager's garbagecollector): a
+	// delete still adds the orphan / foregroundDeletion finalizer and sets
+	// deletionTimestamp as kube-apiserver does, but the store deletes no
+	// dependent, orphans none and removes neither finalizer itself. Off by
+	// default: the store does the collector's work inside the call that
+	// made it necessary (dependents go in the same write as their owner).
+	// Namespace deletion (the namespace controller's work) is the store's
+	// either way.
+	ExternalGC bool
 }
 
 // Resource describes one served resource.
