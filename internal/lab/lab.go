@@ -575,6 +575,8 @@ func expectation(r *Result) (reports.Expectation, string) {
 	return reports.AsExpected, strings.Join(parts, "; ")
 }
 
+// FirstLineOf is s up to its first newline (all of s when it has none): a
+// verdict's reason or an error as one line of a run line or table.
 func FirstLineOf(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
