@@ -204,8 +204,7 @@ func Register(c Controller) error {
 	if err != nil {
 		return fmt.Errorf("cachelabtest.Register: %w", err)
 	}
-	if err := sim.ReplaceSubject(sim.SubjectInfo{Name: c.Name, Summary: "a controller registered by cachelabtest.Register",
-		CRDs: c.CRDs.served(), New: func() sim.Subject { return newSubject(c) }}); err != nil {
+	if err := sim.ReplaceSubject(c.subjectInfo("a controller registered by cachelabtest.Register")); err != nil {
 		return fmt.Errorf("cachelabtest.Register: %w", err)
 	}
 	acc := map[string]string{}
@@ -276,8 +275,7 @@ func run(t *testing.T, top string, c Controller, sink *[]*Failure, plans []Plans
 		t.Errorf("cachelabtest: %v", err)
 		return
 	}
-	if err := sim.ReplaceSubject(sim.SubjectInfo{Name: name, Summary: "a controller under test (" + t.Name() + ")",
-		CRDs: c.CRDs.served(), New: func() sim.Subject { return newSubject(c) }}); err != nil {
+	if err := sim.ReplaceSubject(c.subjectInfo("a controller under test (" + t.Name() + ")")); err != nil {
 		t.Fatal(err)
 	}
 	sim.PrepareClientGo()

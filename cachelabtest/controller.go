@@ -71,6 +71,50 @@ type Controller struct {
 	// a measurement (sync-soundness/...), or without a reason is an error
 	// of the test.
 	Expect []Expectation
+
+	// Beside, optional, starts helper actors that run beside the
+	// controller for the whole run and are not judged: the cluster around
+	// an operator (upstream/cluster's Beside: kube-controller-manager's
+	// controllers and garbage collector), a stand-in for a status the
+	// controller reads. It is called once per run, before the
+	// controller's first Start, with an Env of its own (Name "beside",
+	// sim.ClientBeside; its informers, queues and Env.Record are not
+	// recorded). The plan's crash steps do not stop it; the run's end
+	// cancels ctx, and every goroutine it started must return then. It
+	// returns once its actors are started; an error fails the run.
+	Beside func(ctx context.Context, env *Env) error
+
+	// ExternalGC leaves the garbage collection of dependents (objects
+	// whose ownerReferences name a deleted owner) to a collector that
+	// Beside runs, kube-controller-manager's (upstream/cluster's
+	// GarbageCollector): a delete then sets deletionTimestamp and the
+	// orphan / foregroundDeletion finalizer, and the dependents go when
+	// the collector has seen it, as in a cluster. Default false: the fake
+	// API server deletes dependents in the same write as their owner. Set
+	// without Beside, every run is an error.
+	ExternalGC bool
+}
+
+// subjectInfo returns the registry entry that runs c as the subject
+// c.Name, summary its line in `cachelab list`.
+func (c Controller) subjectInfo(summary string) sim.SubjectInfo {
+	info := sim.SubjectInfo{Name: c.Name, Summary: summary, CRDs: c.CRDs.served(),
+		New: func() sim.Subject { return newSubject(c) }, ExternalGC: c.ExternalGC}
+	if c.Beside != nil {
+		info.Beside = func(ctx context.Context, senv sim.Env) (err error) {
+			env := &Env{Name: senv.Name, Kube: senv.Kube, Dynamic: senv.Dynamic, RESTConfig: senv.RESTConfig,
+				Params: senv.Params, Sim: senv, kinds: crdKinds(c.CRDs),
+				Informers:        informers.NewSharedInformerFactory(senv.Kube, 0),
+				DynamicInformers: dynamicinformer.NewDynamicSharedInformerFactory(senv.Dynamic, 0)}
+			defer func() {
+				if x := recover(); x != nil {
+					err = fmt.Errorf("the controller's Beside panicked: %v", x)
+				}
+			}()
+			return c.Beside(ctx, env)
+		}
+	}
+	return info
 }
 
 // Expectation is a failure a team accepts on purpose (Controller.Expect).

@@ -33,8 +33,7 @@ func Hunt(t *testing.T, c Controller, opt HuntOptions, expectFailures bool, work
 		name = lab.Safe(t.Name())
 	}
 	c.Name = name
-	if err := sim.ReplaceSubject(sim.SubjectInfo{Name: name, Summary: "a controller under a targeted campaign (" + t.Name() + ")",
-		CRDs: c.CRDs.served(), New: func() sim.Subject { return newSubject(c) }}); err != nil {
+	if err := sim.ReplaceSubject(c.subjectInfo("a controller under a targeted campaign (" + t.Name() + ")")); err != nil {
 		t.Fatal(err)
 	}
 	sim.PrepareClientGo()

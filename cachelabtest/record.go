@@ -145,6 +145,9 @@ var _ cache.SharedIndexInformer = (*recordedInformer)(nil)
 // The informers of Env.Informers and Env.DynamicInformers, and a
 // controller-runtime manager's, are recorded already.
 func RecordInformer(env *Env, resource string, inf cache.SharedIndexInformer) cache.SharedIndexInformer {
+	if env.rec == nil {
+		return inf // Controller.Beside's Env: helpers are not recorded
+	}
 	return env.rec.informer(resource, inf)
 }
 
@@ -361,6 +364,9 @@ func resourceOf(obj runtime.Object, s *runtime.Scheme) string {
 //
 //	queue := cachelabtest.RecordQueue(env, workqueue.NewTypedRateLimitingQueue(...))
 func RecordQueue[T comparable](env *Env, q workqueue.TypedRateLimitingInterface[T]) workqueue.TypedRateLimitingInterface[T] {
+	if env.rec == nil {
+		return q // Controller.Beside's Env: helpers are not recorded
+	}
 	return &recordedQueue[T]{TypedRateLimitingInterface: q, r: env.rec, requeued: map[T]bool{}}
 }
 

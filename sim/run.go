@@ -171,6 +171,9 @@ func RunInBubble(ctx context.Context, p *Plan) (*Trace, error) {
 		}
 		return fail(fmt.Errorf("sim: unknown subject %q (known: %s)", plan.Subject, strings.Join(names, ", ")))
 	}
+	if err := checkBeside(info); err != nil {
+		return fail(err)
+	}
 	PrepareClientGo()
 	seedClientGo(plan.Seed)
 	r := newRun(ctx, plan, info)
@@ -235,6 +238,8 @@ type run struct {
 
 	subj       Subject
 	subjCancel context.CancelFunc
+	// besideCancel ends SubjectInfo.Beside's actors (beside.go).
+	besideCancel context.CancelFunc
 	// haltNoted is true once a livelock or a spent record budget is
 	// recorded; haltMsg says which (the run's outcome).
 	haltNoted bool
@@ -272,7 +277,7 @@ func newRun(ctx context.Context, plan *Plan, info SubjectInfo) *run {
 	}
 	r.rec = newRecorder(start, r.policy, limit)
 	r.metrics = newRunMetrics(r.now)
-	r.srv = fakeapi.NewServer(fakeapi.Options{Hooks: r.policy, Observer: r.rec})
+	r.srv = fakeapi.NewServer(fakeapi.Options{Hooks: r.policy, Observer: r.rec, ExternalGC: info.ExternalGC})
 	r.policy.Attach(r.srv)
 	return r
 }
@@ -321,6 +326,10 @@ func (r *run) play() (*Trace, error) {
 			return finish(""), fmt.Errorf("sim: competitor.resource: %w", err)
 		}
 		r.competitor = startCompetitor(r.ctx, r.srv.Client(ClientCompetitor), gvr, r.res.kinds[gvr], *c, actorRecorder{r.rec, ClientCompetitor})
+	}
+	if err := r.startBeside(); err != nil {
+		r.stop(tr)
+		return finish(""), err
 	}
 	if err := r.startSubject(); err != nil {
 		r.stop(tr)
@@ -776,6 +785,9 @@ func (r *run) stop(tr *Trace) {
 	if r.subjCancel != nil {
 		r.subjCancel()
 	}
+	if r.besideCancel != nil {
+		r.besideCancel()
+	}
 	if r.kubelet != nil {
 		r.kubelet.Stop()
 	}
@@ -804,6 +816,10 @@ func (r *run) shutdown() {
 	if r.subjCancel != nil {
 		r.subjCancel()
 		r.subjCancel = nil
+	}
+	if r.besideCancel != nil {
+		r.besideCancel()
+		r.besideCancel = nil
 	}
 	if r.kubelet != nil {
 		r.kubelet.Stop()

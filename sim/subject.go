@@ -125,6 +125,23 @@ type SubjectInfo struct {
 	// serve (registered before the run starts).
 	CRDs []CRD
 	New  SubjectFactory
+	// Beside, optional, starts helper actors that run beside the subject
+	// for the whole run, as the cluster around an operator does
+	// (kube-controller-manager's controllers and garbage collector): once
+	// per run, after the kubelet and before the subject's first process,
+	// with clients named ClientBeside (a helper names its own clients from
+	// env.RESTConfig with fakehttp.ConfigAs). The plan's crash steps do not
+	// stop it; the run's end cancels ctx, and every goroutine it started
+	// must return then. It returns once its actors are started; an error,
+	// or not returning before the plan's deadline, fails the run. Its
+	// writes are another writer's: the invariants judge the subject only.
+	Beside func(ctx context.Context, env Env) error
+	// ExternalGC makes the run's server leave ownerReference garbage
+	// collection to a collector Beside runs (fakeapi.Options.ExternalGC):
+	// a deleted owner's dependents go when the collector has seen the
+	// delete, not in the same write. It needs Beside (a run without one is
+	// an error).
+	ExternalGC bool
 }
 
 // CRD is a custom resource a subject needs served.

@@ -1,0 +1,69 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// ClientBeside is the client name of SubjectInfo.Beside's Env: the helper
+// actors a subject runs beside it for the whole run (a cluster's
+// controllers name their own clients from Env.RESTConfig).
+const ClientBeside = "beside"
+
+// checkBeside says what is wrong with info's run-scoped settings.
+func checkBeside(info SubjectInfo) error {
+	if info.ExternalGC && info.Beside == nil {
+		return fmt.Errorf("sim: subject %s: ExternalGC leaves garbage collection to a collector that Beside runs, and Beside is nil: without one, a deleted owner's dependents stay forever (set Beside, e.g. upstream/cluster's with its GarbageCollector, or drop ExternalGC)", info.Name)
+	}
+	return nil
+}
+
+// startBeside starts info.Beside, if any, once for the run: on a context of
+// its own (a crash of the subject does not end it; stop and shutdown do),
+// with clients named ClientBeside. Like startSubject, it runs Beside on a
+// goroutine while the run loop gives its requests their turns.
+func (r *run) startBeside() error {
+	if r.info.Beside == nil {
+		return nil
+	}
+	name := ClientBeside
+	ctx, cancel := context.WithCancel(r.ctx)
+	r.besideCancel = cancel
+	client := r.srv.Client(name).BoundTo(ctx)
+	env := Env{
+		Name:       name,
+		Kube:       client.Clientset(),
+		Dynamic:    client.Dynamic(),
+		RESTConfig: r.restConfig(name),
+		Rec:        actorRecorder{r.rec, name},
+		Params:     r.plan.SubjectParams,
+		ListerWatcher: func(gvr schema.GroupVersionResource, ns string) cache.ListerWatcherWithContext {
+			return client.ListerWatcher(gvr, ns)
+		},
+	}
+	ctx = klog.NewContext(ctx, newTraceLogger(r.rec, name))
+	started := make(chan struct{})
+	var err error
+	go func() {
+		defer close(started)
+		err = r.info.Beside(ctx, env)
+	}()
+	r.pump(r.plan.Deadline.D(), started, false)
+	select {
+	case <-started:
+	default:
+		cancel()
+		r.pump(r.now(), started, true)
+		return fmt.Errorf("sim: subject %s: Beside did not return before the deadline %s (it must return once its actors are started)", r.info.Name, r.plan.Deadline)
+	}
+	if err != nil {
+		cancel()
+		return fmt.Errorf("sim: subject %s: Beside: %w", r.info.Name, err)
+	}
+	return nil
+}
