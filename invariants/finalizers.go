@@ -36,14 +36,22 @@ Checked: (1) the subject's finalizers are those it added in its own writes; no `
 	`such chance.`
 
 func finalizers(tr *sim.Trace, opts Options) Verdict {
+	v, _ := judgeFinalizers(tr, opts)
+	return v
+}
+
+// judgeFinalizers is finalizers, also returning how many removed objects
+// its handler calls looked at (the work, for the tests that bound it).
+func judgeFinalizers(tr *sim.Trace, opts Options) (Verdict, int) {
 	const name = NameFinalizers
+	looked := 0
 	subj := subjectActors(tr)
 	ours := map[string]bool{}
 	prevFin := map[string]map[string]bool{} // uid -> finalizers of its latest write
 	terminatingSince := map[string]int{}    // uid -> position it was first marked
 	owners := map[string]sim.Record{}       // uid -> latest write
 	removedAt := map[string]int{}
-	removedByName := map[string][]string{} // resource/namespace/name -> uids removed there, in order
+	removedByName := map[string][]string{} // resource/namespace/name -> uids removed there and not yet shown gone, in order
 	ownedCreates := 0
 	rm := removalsOf(tr)
 	obs := newObservations(tr, subj)
@@ -59,16 +67,26 @@ func finalizers(tr *sim.Trace, opts Options) Verdict {
 	for _, r := range tr.Records {
 		obs.see(r)
 		if r.Kind == sim.RecHandler && subj[r.Actor] {
-			for _, uid := range removedByName[normResource(r.Resource)+"/"+r.Namespace+"/"+r.Name] {
+			k := normResource(r.Resource) + "/" + r.Namespace + "/" + r.Name
+			// Keep only the removed objects no handler call has shown
+			// gone yet: a create/collect loop removes thousands under one
+			// name, each shown gone once.
+			left := removedByName[k][:0]
+			for _, uid := range removedByName[k] {
+				looked++
 				at := removedAt[uid]
 				o := owners[uid]
-				if _, done := goneSeen[uid]; done || r.Pos < at || normResource(r.Resource) != normResource(o.Resource) || r.Namespace != o.Namespace || r.Name != o.Name {
+				if _, done := goneSeen[uid]; done {
 					continue
 				}
-				if r.UID != uid || r.EventType == "DELETED" {
+				if r.Pos >= at && normResource(r.Resource) == normResource(o.Resource) && r.Namespace == o.Namespace && r.Name == o.Name &&
+					(r.UID != uid || r.EventType == "DELETED") {
 					goneSeen[uid] = r.Pos
+					continue
 				}
+				left = append(left, uid)
 			}
+			removedByName[k] = left
 		}
 		if r.Kind == sim.RecReconcile && r.Op == "start" {
 			reconcileStart[r.Actor] = r.Pos
@@ -89,7 +107,7 @@ func finalizers(tr *sim.Trace, opts Options) Verdict {
 			}
 			if t, ok := termRV[r.Owner]; known && ok && !gone && obs.at(r.Owner, from) >= t {
 				return fail(name, fmt.Sprintf("%s created %s under owner %s after it had seen the owner being deleted (deletionTimestamp set at RV %d): children must not be created under a terminating owner",
-					r.Actor, recKey(r), recKey(o), t), r.Pos, terminatingSince[r.Owner])
+					r.Actor, recKey(r), recKey(o), t), r.Pos, terminatingSince[r.Owner]), looked
 			}
 		}
 		m, _ := parseMeta(r.Object)
@@ -131,7 +149,7 @@ func finalizers(tr *sim.Trace, opts Options) Verdict {
 		// Nothing to judge when the subject added no finalizer; a missing
 		// final state is a record the trace lacks.
 		v.NotApplicable = len(ours) == 0
-		return v
+		return v, looked
 	}
 	if hasFinal {
 		for _, o := range final.Objects {
@@ -160,7 +178,7 @@ func finalizers(tr *sim.Trace, opts Options) Verdict {
 						v = v.at(rc, since)
 					}
 				}
-				return v
+				return v, looked
 			}
 		}
 	}
@@ -187,11 +205,11 @@ func finalizers(tr *sim.Trace, opts Options) Verdict {
 				}
 				v := fail(name, fmt.Sprintf("the subject's external store %q still holds %s for the object with UID %s, which was deleted at position %d: the finalizer's cleanup was skipped",
 					c.Handler, stateKey(e), e.UID, pos), c.Pos, pos)
-				return v.at(cleanupSkippedAt(tr, subj, e.UID, pos))
+				return v.at(cleanupSkippedAt(tr, subj, e.UID, pos)), looked
 			}
 		}
 	}
-	return pass(name, fmt.Sprintf("the subject's %d finalizer(s) were all removed from deleted objects, and none of its %d owned create(s) was under a terminating owner", len(ours), ownedCreates))
+	return pass(name, fmt.Sprintf("the subject's %d finalizer(s) were all removed from deleted objects, and none of its %d owned create(s) was under a terminating owner", len(ours), ownedCreates)), looked
 }
 
 // cleanupSkippedAt marks a skipped finalizer cleanup of the object with

@@ -131,7 +131,24 @@ type staleView struct {
 	why    string
 }
 
+// readYourWritesBudget bounds the candidate own writes read-your-writes
+// looks at in one trace. The index keeps the work near one candidate per
+// write and open own write; a trace past the bound (millions of own
+// writes, each still unseen when the next is judged) is Unknown, with
+// the reason, rather than a judge that never ends.
+const readYourWritesBudget = 20_000_000
+
 func readYourWrites(tr *sim.Trace, _ Options) Verdict {
+	v, _ := judgeReadYourWrites(tr, false, readYourWritesBudget)
+	return v
+}
+
+// judgeReadYourWrites judges tr and returns how many candidate own writes
+// it looked at (the work, for the tests that bound it). naive looks at
+// every own write of the run for each write judged, in UID order (the
+// check's first form, quadratic: the tests compare the index with it).
+// Past budget candidates it stops with an Unknown verdict.
+func judgeReadYourWrites(tr *sim.Trace, naive bool, budget int) (Verdict, int) {
 	const name = NameReadYourWrites
 	subj := subjectActors(tr)
 	proc := newProcesses(tr)
@@ -149,6 +166,7 @@ func readYourWrites(tr *sim.Trace, _ Options) Verdict {
 	lastRead := map[string]sim.Record{}       // uid -> latest handler call (or delivery) of it to the subject
 	open := map[string][]openReconcile{}      // actor -> reconciles open
 	srv := newServer(tr)
+	idx := newOwnIndex()
 	judged := 0
 	see := func(uid string, rv int64) {
 		if uid != "" && rv > seen[uid] {
@@ -224,14 +242,26 @@ func readYourWrites(tr *sim.Trace, _ Options) Verdict {
 					o, ok := srv.live[keyOf[uid]]
 					return ok && o.UID == uid
 				}
-				if v, ok := staleDecision(r, before, after, open[r.Actor], own, owner, keyOf, byName, reached, live, lastRead, proc); ok {
-					return staleVerdict(tr, name, r, v)
+				c := candidates{own: own, owner: owner, keyOf: keyOf, byName: byName, reached: reached, live: live, lastRead: lastRead, proc: proc}
+				if naive {
+					c.all = true
+				} else {
+					c.idx = idx
+				}
+				v, ok := staleDecision(r, before, after, open[r.Actor], &c)
+				if ok {
+					return staleVerdict(tr, name, r, v), idx.checks + c.naiveChecks
+				}
+				idx.checks += c.naiveChecks
+				if idx.checks > budget {
+					return unknownBecause(name, "judging stopped (work budget)", fmt.Sprintf("judging stopped after %d candidate own writes looked at, by the subject's write at position %d of %d records (%d writes judged, none stale so far): the trace holds more own writes still unseen by the subject than the check's budget allows", idx.checks, r.Pos, len(tr.Records), judged)), idx.checks
 				}
 			}
 			current[r.UID] = after
 			if r.Owner != "" {
 				owner[r.UID] = r.Owner
 			}
+			_, known := keyOf[r.UID]
 			keyOf[r.UID] = k
 			if byName[nsName(k)] == nil {
 				byName[nsName(k)] = map[string]bool{}
@@ -248,94 +278,215 @@ func readYourWrites(tr *sim.Trace, _ Options) Verdict {
 				lastOwnAt[k] = w
 				lastOwnOf[[3]string{r.Actor, r.Verb, normResource(r.Resource)}] = w
 			}
+			if !known {
+				idx.ownerKnown(r.UID, nsName(k))
+			}
+			if own[r.UID] != nil {
+				idx.add(r.UID, nsName(k), owner[r.UID], keyOf)
+			}
 		}
 	}
 	if judged == 0 {
-		return notApplicable(name, "no write by the subject", "the subject made no write: no decision of its own could rest on a stale view of its own write")
+		return notApplicable(name, "no write by the subject", "the subject made no write: no decision of its own could rest on a stale view of its own write"), idx.checks
 	}
-	return pass(name, fmt.Sprintf("%d write(s) by the subject: none was decided from a view older than its own earlier write (retried 409s are measured apart, see retried-conflicts)", judged))
+	return pass(name, fmt.Sprintf("%d write(s) by the subject: none was decided from a view older than its own earlier write (retried 409s are measured apart, see retried-conflicts)", judged)), idx.checks
+}
+
+// ownIndex keeps, per reconcile key (namespace/name), the objects whose
+// own write a decision in a reconcile of that key could rest on: those
+// named so (its primaries) and those owned by one named so (their
+// children), each with an own write. An object is dropped from a key once
+// its latest own write can decide nothing more there (see dead) and put
+// back by its next write: the search stays proportional to what is still
+// open, not to every child a create/collect loop ever made under one name.
+type ownIndex struct {
+	byKey map[string]map[string]bool // reconcile key -> object UIDs
+	// waiting holds, per owner UID not yet written in the trace, the
+	// own-written objects it owns: they join the owner's key when it is.
+	waiting map[string][]string
+	// checks counts the candidates looked at.
+	checks int
+}
+
+func newOwnIndex() *ownIndex {
+	return &ownIndex{byKey: map[string]map[string]bool{}, waiting: map[string][]string{}}
+}
+
+// add files uid, named nsname and owned by ownerUID, under its own key
+// and its owner's.
+func (x *ownIndex) add(uid, nsname, ownerUID string, keyOf map[string]key) {
+	x.put(nsname, uid)
+	if ownerUID == "" {
+		return
+	}
+	if k, ok := keyOf[ownerUID]; ok {
+		x.put(nsName(k), uid)
+	} else {
+		x.waiting[ownerUID] = append(x.waiting[ownerUID], uid)
+	}
+}
+
+// ownerKnown files the objects waiting for owner uid, now written under
+// nsname, under that key.
+func (x *ownIndex) ownerKnown(uid, nsname string) {
+	for _, c := range x.waiting[uid] {
+		x.put(nsname, c)
+	}
+	delete(x.waiting, uid)
+}
+
+func (x *ownIndex) put(k, uid string) {
+	if x.byKey[k] == nil {
+		x.byKey[k] = map[string]bool{}
+	}
+	x.byKey[k][uid] = true
+}
+
+// candidates is where staleDecision looks for the own writes a decision
+// could rest on: the index, or (all) every own write of the run.
+type candidates struct {
+	idx         *ownIndex
+	all         bool
+	naiveChecks int
+	own         map[string]*ownWrite
+	owner       map[string]string
+	keyOf       map[string]key
+	byName      map[string]map[string]bool
+	reached     func(uid, resource string, rv int64) bool
+	live        func(uid string) bool
+	lastRead    map[string]sim.Record
+	proc        incarnations
 }
 
 // staleDecision judges one successful write d of the subject (see the
-// contract). before and after are d's object before and after it.
-func staleDecision(d sim.Record, before, after map[string]string, open []openReconcile, own map[string]*ownWrite,
-	owner map[string]string, keyOf map[string]key, byName map[string]map[string]bool,
-	reached func(uid, resource string, rv int64) bool, live func(uid string) bool, lastRead map[string]sim.Record, proc incarnations) (staleView, bool) {
-	rec, ok := reconcileOf(d, open, owner, keyOf)
+// contract). before and after are d's object before and after it. Of the
+// own writes that make d stale, it names the one of the smallest UID.
+func staleDecision(d sim.Record, before, after map[string]string, open []openReconcile, c *candidates) (staleView, bool) {
+	rec, ok := reconcileOf(d, open, c.owner, c.keyOf)
 	if !ok {
 		return staleView{}, false
 	}
-	primaries := byName[rec.key]
-	dProc := proc.of(d.Actor, d.Pos)
-	dRemoves := d.Verb == "delete" || d.Verb == "deletecollection"
-	var uids []string
-	for uid := range own {
-		uids = append(uids, uid)
+	primaries := c.byName[rec.key]
+	dProc := c.proc.of(d.Actor, d.Pos)
+	if c.all {
+		var uids []string
+		for uid := range c.own {
+			uids = append(uids, uid)
+		}
+		sort.Strings(uids)
+		for _, uid := range uids {
+			c.naiveChecks++
+			if v, hit := c.judgeOwn(d, before, after, rec, primaries, dProc, uid); hit {
+				return v, true
+			}
+		}
+		return staleView{}, false
 	}
-	sort.Strings(uids)
-	for _, uid := range uids {
-		w := own[uid]
-		if w.rec.Pos >= rec.start || w.proc != dProc || w.timedOut {
+	set := c.idx.byKey[rec.key]
+	best, found := staleView{}, ""
+	for uid := range set {
+		c.idx.checks++
+		if c.dead(primaries, uid) {
+			delete(set, uid)
 			continue
 		}
-		isChild := primaries[owner[uid]]
-		if !isChild && !primaries[uid] {
-			continue
+		v, hit := c.judgeOwn(d, before, after, rec, primaries, dProc, uid)
+		if hit && (found == "" || uid < found) {
+			best, found = v, uid
 		}
-		if reached(uid, normResource(w.rec.Resource), w.rec.RV) {
-			continue
-		}
-		read, ok := lastRead[uid]
-		if !ok {
-			read = sim.Record{Pos: -1}
-		}
-		v := staleView{own: *w, read: read}
-		switch {
-		case d.UID == uid:
-			if dRemoves {
-				if f := w.decisive(); len(f) > 0 && !w.removed {
-					v.fields, v.why = f, "deleted the object from a copy without its own change"
-					return v, true
-				}
-				continue
-			}
-			if d.BaseRV >= w.rec.RV {
-				// An update sent with a resourceVersion at or after the
-				// own write, which the server accepted: the writer built
-				// it from a copy holding that write (its own last write,
-				// kept while its informer lags), whatever its cache held.
-				continue
-			}
-			if f := undone(*w, before, after); len(f) > 0 {
-				v.fields, v.why = f, "set back what its own write had set"
+	}
+	return best, found != ""
+}
+
+// dead reports whether the subject's latest own write of uid can make no
+// decision in a reconcile whose primaries are primaries stale any more,
+// whatever comes later (until uid is written again, which files it
+// anew): it was answered 504, a view has reached it (the views only move
+// forward), the object is neither one of the primaries nor their child,
+// or, as a child, it is gone (so never written again) and was not
+// removed by that write, or a view holds that delete's mark.
+func (c *candidates) dead(primaries map[string]bool, uid string) bool {
+	w := c.own[uid]
+	if w == nil || w.timedOut {
+		return true
+	}
+	isChild := primaries[c.owner[uid]]
+	if !isChild && !primaries[uid] {
+		return true
+	}
+	res := normResource(w.rec.Resource)
+	if c.reached(uid, res, w.rec.RV) {
+		return true
+	}
+	sawMark := w.removed && w.markRV > 0 && c.reached(uid, res, w.markRV)
+	return isChild && !c.live(uid) && (!w.removed || sawMark)
+}
+
+// judgeOwn judges d against the subject's latest own write of uid: ok
+// when that write makes d a stale decision.
+func (c *candidates) judgeOwn(d sim.Record, before, after map[string]string, rec openReconcile, primaries map[string]bool, dProc int, uid string) (staleView, bool) {
+	w := c.own[uid]
+	if w.rec.Pos >= rec.start || w.proc != dProc || w.timedOut {
+		return staleView{}, false
+	}
+	isChild := primaries[c.owner[uid]]
+	if !isChild && !primaries[uid] {
+		return staleView{}, false
+	}
+	if c.reached(uid, normResource(w.rec.Resource), w.rec.RV) {
+		return staleView{}, false
+	}
+	read, ok := c.lastRead[uid]
+	if !ok {
+		read = sim.Record{Pos: -1}
+	}
+	v := staleView{own: *w, read: read}
+	dRemoves := d.Verb == "delete" || d.Verb == "deletecollection"
+	switch {
+	case d.UID == uid:
+		if dRemoves {
+			if f := w.decisive(); len(f) > 0 && !w.removed {
+				v.fields, v.why = f, "deleted the object from a copy without its own change"
 				return v, true
 			}
-		case !isChild:
-			if strings.Contains(d.Verb, "/status") {
-				continue // a status write reports what it sees; the next one corrects it
-			}
-			if f := w.decisive(); len(f) > 0 {
-				v.fields, v.why = f, "decided from a copy of its primary without its own change"
-				return v, true
-			}
-		default:
-			sibling := d.Owner != "" && d.Owner == owner[uid] && normResource(d.Resource) == normResource(w.rec.Resource)
-			// A view without an own create that someone else has removed
-			// since is not behind the server: recreating it is repair.
-			created := w.rec.Verb == "create" && live(uid)
-			// A view that holds the own delete's mark (deletionTimestamp
-			// set by that request) has seen the delete.
-			sawMark := w.removed && w.markRV > 0 && reached(uid, normResource(w.rec.Resource), w.markRV)
-			// A child the controller names itself (no generateName) is
-			// not one of interchangeable siblings it counts: creating it
-			// while the view still shows a sibling it deleted was not
-			// decided from how many there are (the stale view over-counts).
-			_, generated := after["metadata.generateName"]
-			namedAfterDelete := d.Verb == "create" && !generated && w.removed && !created
-			if sibling && (d.Verb == "create" || dRemoves) && (created || w.removed) && !sawMark && !namedAfterDelete {
-				v.fields, v.why = []string{"(the set of children)"}, "decided how many children there are from a view without its own "+w.rec.Verb
-				return v, true
-			}
+			return staleView{}, false
+		}
+		if d.BaseRV >= w.rec.RV {
+			// An update sent with a resourceVersion at or after the
+			// own write, which the server accepted: the writer built
+			// it from a copy holding that write (its own last write,
+			// kept while its informer lags), whatever its cache held.
+			return staleView{}, false
+		}
+		if f := undone(*w, before, after); len(f) > 0 {
+			v.fields, v.why = f, "set back what its own write had set"
+			return v, true
+		}
+	case !isChild:
+		if strings.Contains(d.Verb, "/status") {
+			return staleView{}, false // a status write reports what it sees; the next one corrects it
+		}
+		if f := w.decisive(); len(f) > 0 {
+			v.fields, v.why = f, "decided from a copy of its primary without its own change"
+			return v, true
+		}
+	default:
+		sibling := d.Owner != "" && d.Owner == c.owner[uid] && normResource(d.Resource) == normResource(w.rec.Resource)
+		// A view without an own create that someone else has removed
+		// since is not behind the server: recreating it is repair.
+		created := w.rec.Verb == "create" && c.live(uid)
+		// A view that holds the own delete's mark (deletionTimestamp
+		// set by that request) has seen the delete.
+		sawMark := w.removed && w.markRV > 0 && c.reached(uid, normResource(w.rec.Resource), w.markRV)
+		// A child the controller names itself (no generateName) is
+		// not one of interchangeable siblings it counts: creating it
+		// while the view still shows a sibling it deleted was not
+		// decided from how many there are (the stale view over-counts).
+		_, generated := after["metadata.generateName"]
+		namedAfterDelete := d.Verb == "create" && !generated && w.removed && !created
+		if sibling && (d.Verb == "create" || dRemoves) && (created || w.removed) && !sawMark && !namedAfterDelete {
+			v.fields, v.why = []string{"(the set of children)"}, "decided how many children there are from a view without its own "+w.rec.Verb
+			return v, true
 		}
 	}
 	return staleView{}, false
