@@ -1,9 +1,12 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"reflect"
+	"slices"
+	"strings"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -26,16 +29,33 @@ const ClientCompetitor = "competitor"
 // competitor is the informer-fed competing writer (see Competitor): a real
 // informer on one resource, a workqueue, and a worker that applies the
 // plan's merge patch to every object it would change.
+//
+// Its order is the lab's, not client-go's. client-go hands a batch (a
+// WatchList's objects, a relist's) to the handler in Go's map order, so a
+// FIFO worker would patch them in an order no plan decides, and a replay
+// met it as a patch its schedule did not name. Instead the worker, woken
+// by the queue, waits for its turn (turn, a no-op in a run without the
+// scheduler): by then every handler call of that release has queued its
+// object. It takes every queued object and handles them in key order
+// (round): the same patches, in the same order, whatever order client-go
+// handed them out.
 type competitor struct {
 	cancel context.CancelFunc
 	queue  workqueue.TypedRateLimitingInterface[cache.ObjectName]
 	once   sync.Once
+	// turn waits for the competitor's turn to do what.
+	turn func(what string)
 }
 
-func startCompetitor(ctx context.Context, c *fakeapi.Client, gvr schema.GroupVersionResource, kind string, spec Competitor, rec Recorder) *competitor {
+func startCompetitor(ctx context.Context, c *fakeapi.Client, gvr schema.GroupVersionResource, kind string, spec Competitor, rec Recorder,
+	turn func(ctx context.Context, what, object string)) *competitor {
 	ctx, cancel := context.WithCancel(ctx)
+	if turn == nil {
+		turn = func(context.Context, string, string) {}
+	}
 	k := &competitor{
 		cancel: cancel,
+		turn:   func(what string) { turn(ctx, what, "") },
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName](),
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: ClientCompetitor}),
 	}
@@ -64,29 +84,52 @@ func startCompetitor(ctx context.Context, c *fakeapi.Client, gvr schema.GroupVer
 		if !cache.WaitFor(ctx, "", inf.HasSyncedChecker()) {
 			return
 		}
-		for k.process(ctx, inf.GetIndexer(), c, gvr, patch, spec.Patch, rec) {
+		for k.round(ctx, inf.GetIndexer(), c, gvr, patch, spec.Patch, rec) {
 		}
 	}()
 	return k
 }
 
-// process handles one queued object; false once the queue is shut down.
-func (k *competitor) process(ctx context.Context, idx cache.Indexer, c *fakeapi.Client, gvr schema.GroupVersionResource,
+// round waits until an object is queued, then for the competitor's turn,
+// takes every object queued by then and handles them in key order; false
+// once the queue is shut down.
+func (k *competitor) round(ctx context.Context, idx cache.Indexer, c *fakeapi.Client, gvr schema.GroupVersionResource,
 	patch map[string]any, raw []byte, rec Recorder) bool {
 	name, shutdown := k.queue.Get()
 	if shutdown {
 		return false
 	}
+	k.turn("get")
+	held := []cache.ObjectName{name}
+	for k.queue.Len() > 0 {
+		name, shutdown := k.queue.Get()
+		if shutdown {
+			break
+		}
+		held = append(held, name)
+	}
+	slices.SortFunc(held, func(a, b cache.ObjectName) int {
+		return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
+	})
+	for _, name := range held {
+		k.process(ctx, idx, c, gvr, name, patch, raw, rec)
+	}
+	return true
+}
+
+// process handles one object taken from the queue and marks it done.
+func (k *competitor) process(ctx context.Context, idx cache.Indexer, c *fakeapi.Client, gvr schema.GroupVersionResource,
+	name cache.ObjectName, patch map[string]any, raw []byte, rec Recorder) {
 	defer k.queue.Done(name)
 	obj, exists, err := idx.GetByKey(name.String())
 	if err != nil || !exists {
 		k.queue.Forget(name)
-		return true
+		return
 	}
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil || u["metadata"].(map[string]any)["deletionTimestamp"] != nil || !mergePatchChanges(u, patch) {
 		k.queue.Forget(name)
-		return true
+		return
 	}
 	_, err = c.Patch(ctx, gvr, name.Namespace, name.Name, types.MergePatchType, raw, metav1.PatchOptions{})
 	switch {
@@ -97,7 +140,6 @@ func (k *competitor) process(ctx context.Context, idx cache.Indexer, c *fakeapi.
 		rec.Record(Record{Kind: RecNote, Key: name.String(), Detail: "competitor: patch: " + err.Error()})
 		k.queue.AddRateLimited(name)
 	}
-	return true
 }
 
 // mergePatchChanges reports whether applying the JSON merge patch to obj

@@ -325,7 +325,11 @@ func (r *run) play() (*Trace, error) {
 			r.stop(tr)
 			return finish(""), fmt.Errorf("sim: competitor.resource: %w", err)
 		}
-		r.competitor = startCompetitor(r.ctx, r.srv.Client(ClientCompetitor), gvr, r.res.kinds[gvr], *c, actorRecorder{r.rec, ClientCompetitor})
+		var turn func(ctx context.Context, what, object string)
+		if r.policy.sched != nil {
+			turn = func(ctx context.Context, what, object string) { r.sched.turn(ctx, ClientCompetitor, what, object) }
+		}
+		r.competitor = startCompetitor(r.ctx, r.srv.Client(ClientCompetitor), gvr, r.res.kinds[gvr], *c, actorRecorder{r.rec, ClientCompetitor}, turn)
 	}
 	if err := r.startBeside(); err != nil {
 		r.stop(tr)

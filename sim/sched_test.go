@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -264,6 +265,12 @@ func TestAShuffledScheduleIsItsOwnAndRepeats(t *testing.T) {
 	p := determinismPlan()
 	p.Competitor = &sim.Competitor{Resource: "configmaps", Patch: []byte(`{"metadata":{"labels":{"owner":"competitor"}}}`)}
 	p.Faults = sim.FaultPolicy{}
+	// Without the break and the crash: their relists hand the subject a
+	// batch in Go's map order, which no schedule decides (a replay starts
+	// over until it recurs; see TestAReplayStartsOverUntilClientGosOrderRecurs)
+	// and which, with the competitor's patches in between, changes how
+	// many turns the subject's queue takes.
+	p.Steps = slices.DeleteFunc(p.Steps, func(s sim.Step) bool { return s.Op == "break" || s.Op == "crash" || s.Op == "restart" })
 	canonical := run(t, p)
 	q := p.Clone()
 	q.ShuffleSchedule = 7
