@@ -1,0 +1,96 @@
+package lab
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/cachelab/cachelab/invariants"
+	"github.com/cachelab/cachelab/sim"
+)
+
+// namedCheck is one invariant as the judge runs it.
+type namedCheck struct {
+	name  string
+	check func(*sim.Trace) invariants.Verdict
+}
+
+// allChecks returns every invariant, in check order.
+func allChecks() []namedCheck {
+	var out []namedCheck
+	for _, inv := range invariants.All() {
+		out = append(out, namedCheck{name: inv.Name, check: inv.Check})
+	}
+	return out
+}
+
+// checkWithin judges tr with checks, one after the other, within limit of
+// wall time (the per-run watchdog's, -cachelab.timeout; 0: no limit). A
+// judge is pure work on the trace and ends, but on a trace of hundreds of
+// thousands of records a check that grows faster than the trace could
+// outlast go test's -timeout, which ends the whole test binary with no
+// verdict and no saved plan. When limit passes, the check under way and
+// those not started are Unknown, saying that judging stopped and where;
+// the checks already done keep their verdicts. The check under way goes
+// on in the background until it returns (a pure function cannot be
+// stopped from outside); its verdict is dropped.
+func checkWithin(tr *sim.Trace, checks []namedCheck, limit time.Duration) []invariants.Verdict {
+	if limit <= 0 {
+		out := make([]invariants.Verdict, 0, len(checks))
+		for _, c := range checks {
+			out = append(out, c.check(tr))
+		}
+		return out
+	}
+	var (
+		mu    sync.Mutex
+		out   = make([]invariants.Verdict, 0, len(checks))
+		stop  bool
+		ended = make(chan struct{})
+	)
+	start := time.Now()
+	go func() {
+		defer close(ended)
+		for _, c := range checks {
+			mu.Lock()
+			stopped := stop
+			mu.Unlock()
+			if stopped {
+				return
+			}
+			v := c.check(tr)
+			mu.Lock()
+			if !stop {
+				out = append(out, v)
+			}
+			mu.Unlock()
+		}
+	}()
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	select {
+	case <-ended:
+		return out
+	case <-timer.C:
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	stop = true
+	res := append([]invariants.Verdict(nil), out...)
+	records := 0
+	if tr != nil {
+		records = len(tr.Records)
+	}
+	after := time.Since(start).Round(time.Millisecond)
+	for i := len(res); i < len(checks); i++ {
+		what := "before this invariant started"
+		if i == len(out) {
+			what = "while this invariant was judging"
+		}
+		reason := fmt.Sprintf("judging stopped after %s of wall time (-cachelab.timeout, the per-run watchdog's limit), %s: the trace has %d records and %s took longer; the %d invariant(s) before it were judged. A larger -cachelab.timeout (0: no limit) judges it fully",
+			after, what, records, checks[len(out)].name, len(out))
+		res = append(res, invariants.Verdict{Invariant: checks[i].name, Status: invariants.Unknown, Reason: reason,
+			Short: "judging stopped at the wall-time limit", Measurement: invariants.IsMeasurement(checks[i].name)})
+	}
+	return res
+}
