@@ -19,12 +19,22 @@
 // controller (held watches, failed writes) leave the cluster alone.
 // Plan-wide faults (watch latency, request errors) reach it as any client.
 //
-// The cluster is part of the controller's process (cachelabtest.Env.Client):
-// it stops at a crash of the controller and starts afresh, relisting, at
-// the restart. A crash never followed by a restart stops the cluster too.
+// Two ways to run it:
 //
-// The garbage collector is the fake API server's (dependents go in the
-// same write as their owner), not kube-controller-manager's.
+//   - Beside(c) runs the cluster for the whole run, beside the controller
+//     (cachelabtest.Controller.Beside): a plan's crash of the controller
+//     leaves it running, as a cluster outlives an operator's crash. Its
+//     default is every controller of All and kube-controller-manager's
+//     real garbage collector (GarbageCollector, with
+//     cachelabtest.Controller.ExternalGC set): a deleted owner's
+//     dependents go when the collector has seen the delete through its own
+//     watch, not in the same write.
+//   - Around(c), the first mode and still the one of the upstream HPA
+//     subject, runs the cluster in each process of the controller: it
+//     stops at a crash of the controller and starts afresh, relisting, at
+//     the restart (a crash never followed by a restart stops it too). The
+//     garbage collector is then the fake API server's (dependents go in the
+//     same write as their owner); GarbageCollector is refused there.
 //
 // Users who do not want k8s.io/kubernetes in their build write a stand-in
 // for the status they need instead (docs/cluster.md).
@@ -35,11 +45,18 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
+	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/controller-manager/pkg/informerfactory"
 	dcontroller "k8s.io/kubernetes/pkg/controller/deployment"
+	"k8s.io/kubernetes/pkg/controller/garbagecollector"
 	jobcontroller "k8s.io/kubernetes/pkg/controller/job"
 	rscontroller "k8s.io/kubernetes/pkg/controller/replicaset"
 	sscontroller "k8s.io/kubernetes/pkg/controller/statefulset"
@@ -49,6 +66,7 @@ import (
 
 	"github.com/cachelab/cachelab/cachelabtest"
 	fakehttp "github.com/cachelab/cachelab/fakeapi/http"
+	"github.com/cachelab/cachelab/sim"
 	"github.com/cachelab/cachelab/upstream/internal/wiring"
 )
 
@@ -64,6 +82,13 @@ const (
 	StatefulSetController = "statefulset-controller"
 	// JobController is pkg/controller/job, KEP-5647 gate on.
 	JobController = "job-controller"
+	// GarbageCollector is pkg/controller/garbagecollector, kube-controller-
+	// manager's collector of dependents whose owners are gone: it watches
+	// every deletable resource the server's discovery lists (metadata only,
+	// Events ignored) and deletes, orphans and releases through the API. It
+	// runs only beside the run (Beside), with the server's own collection
+	// off (cachelabtest.Controller.ExternalGC).
+	GarbageCollector = "generic-garbage-collector"
 )
 
 // Informers is the client name of the informer factory the cluster's
@@ -77,6 +102,44 @@ var All = []string{DeploymentController, ReplicaSetController, StatefulSetContro
 // Workers is the number of sync workers of each controller,
 // kube-controller-manager's default (--concurrent-*-syncs=5).
 const Workers = 5
+
+// GCWorkers is the garbage collector's number of workers,
+// kube-controller-manager's default (--concurrent-gc-syncs=20).
+const GCWorkers = 20
+
+// GCSyncPeriod is how often the garbage collector asks discovery for the
+// deletable resources and starts monitors for new ones, as
+// kube-controller-manager does (30 s).
+const GCSyncPeriod = 30 * time.Second
+
+// Beside returns c with the cluster (names, default All and
+// GarbageCollector) run beside it for the whole run, as c.Beside (after a
+// Beside c already had): started once, before the controller's first
+// process, on clients of its own names; a plan's crash of the controller
+// does not stop it, the run's end does. With GarbageCollector among names
+// it sets c.ExternalGC: the fake API server leaves the collection of
+// dependents to kube-controller-manager's collector. A name not in All
+// nor GarbageCollector makes every run fail at its start with an error
+// naming the known ones.
+func Beside(c cachelabtest.Controller, names ...string) cachelabtest.Controller {
+	if len(names) == 0 {
+		names = append(slices.Clone(All), GarbageCollector)
+	}
+	names = slices.Clone(names)
+	before := c.Beside
+	c.Beside = func(ctx context.Context, env *cachelabtest.Env) error {
+		if before != nil {
+			if err := before(ctx, env); err != nil {
+				return err
+			}
+		}
+		return Start(ctx, env, names...)
+	}
+	if slices.Contains(names, GarbageCollector) {
+		c.ExternalGC = true
+	}
+	return c
+}
 
 // Around returns c with the cluster's controllers (names, default All)
 // started beside it in each of its processes: before c.Start, or, for a
@@ -95,7 +158,7 @@ func Around(c cachelabtest.Controller, names ...string) cachelabtest.Controller 
 	}
 	if setup := c.Setup; setup != nil {
 		c.Setup = func(mgr ctrl.Manager) error {
-			run, err := build(mgr.GetConfig(), names)
+			run, err := build(mgr.GetConfig(), names, false)
 			if err != nil {
 				return err
 			}
@@ -115,13 +178,16 @@ func Around(c cachelabtest.Controller, names ...string) cachelabtest.Controller 
 }
 
 // Start starts the cluster's controllers (names, default All) from a
-// client-go controller's Start, beside it: they run until ctx ends. It
-// returns once they are started.
+// client-go controller's Start, beside it, or from a Controller.Beside:
+// they run until ctx ends. It returns once they are started.
+// GarbageCollector is accepted from a Beside only (env.Name
+// sim.ClientBeside): in a process of the controller a crash would stop
+// it, and the server would collect too.
 func Start(ctx context.Context, env *cachelabtest.Env, names ...string) error {
 	if env == nil || env.RESTConfig == nil {
 		return errors.New("cluster: Start needs the Env of a run (its RESTConfig is nil)")
 	}
-	run, err := build(env.RESTConfig, names)
+	run, err := build(env.RESTConfig, names, env.Name == sim.ClientBeside)
 	if err != nil {
 		return err
 	}
@@ -129,17 +195,21 @@ func Start(ctx context.Context, env *cachelabtest.Env, names ...string) error {
 }
 
 // build checks names and returns the func that builds and starts the
-// controllers over cfg until its ctx ends.
-func build(cfg *rest.Config, names []string) (func(ctx context.Context) error, error) {
+// controllers over cfg until its ctx ends; beside says it runs for the
+// whole run (Beside), where the garbage collector may run.
+func build(cfg *rest.Config, names []string, beside bool) (func(ctx context.Context) error, error) {
 	if len(names) == 0 {
 		names = All
 	}
 	want := map[string]bool{}
 	for _, n := range names {
-		if !slices.Contains(All, n) {
-			return nil, fmt.Errorf("cluster: no controller %q (known: %v)", n, All)
+		if !slices.Contains(All, n) && n != GarbageCollector {
+			return nil, fmt.Errorf("cluster: no controller %q (known: %v and %s)", n, All, GarbageCollector)
 		}
 		want[n] = true
+	}
+	if want[GarbageCollector] && !beside {
+		return nil, fmt.Errorf("cluster: %s runs only beside the run (cluster.Beside, which also turns the server's own collection off), not in a process of the controller (cluster.Around, cluster.Start from Start)", GarbageCollector)
 	}
 	if cfg == nil {
 		return nil, errors.New("cluster: no RESTConfig to reach the fake API server")
@@ -165,7 +235,16 @@ func build(cfg *rest.Config, names []string) (func(ctx context.Context) error, e
 			}
 			runs = append(runs, run)
 		}
+		started := make(chan struct{})
+		if want[GarbageCollector] {
+			run, err := newGarbageCollector(ctx, cfg, factory, started)
+			if err != nil {
+				return fmt.Errorf("cluster: %s: %w", GarbageCollector, err)
+			}
+			runs = append(runs, run)
+		}
 		factory.Start(ctx.Done())
+		close(started) // kube-controller-manager's InformersStarted
 		for _, run := range runs {
 			go run(ctx)
 		}
@@ -200,6 +279,40 @@ func newController(ctx context.Context, n string, client kubernetes.Interface, f
 		}))
 	}
 	return nil, fmt.Errorf("no controller %q", n)
+}
+
+// newGarbageCollector builds kube-controller-manager's garbage collector as
+// its newGarbageCollectorController and NewControllerInitializers do: a
+// dependency graph over the shared typed informers where they serve a
+// resource and metadata informers elsewhere, a RESTMapper over cached
+// discovery, and its own discovery client for the periodic sync. started
+// is closed once the shared informers are started (InformersStarted).
+func newGarbageCollector(ctx context.Context, cfg *rest.Config, shared informers.SharedInformerFactory, started <-chan struct{}) (func(context.Context), error) {
+	kube, err := clientAs(cfg, GarbageCollector)
+	if err != nil {
+		return nil, err
+	}
+	// Sync's discovery is not the mapper's (the mapper's is reset at
+	// every change, garbagecollector.Sync's comment).
+	disc, err := clientAs(cfg, GarbageCollector)
+	if err != nil {
+		return nil, err
+	}
+	md, err := metadata.NewForConfig(fakehttp.ConfigAs(cfg, GarbageCollector))
+	if err != nil {
+		return nil, fmt.Errorf("metadata client: %w", err)
+	}
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(kube.Discovery()))
+	objects := informerfactory.NewInformerFactory(shared, metadatainformer.NewSharedInformerFactory(md, 0))
+	graph := garbagecollector.NewDependencyGraphBuilder(ctx, md, mapper, garbagecollector.DefaultIgnoredResources(), objects, started)
+	gc, err := garbagecollector.NewComposedGarbageCollector(ctx, kube, md, mapper, graph)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) {
+		go gc.Sync(ctx, disc.Discovery(), GCSyncPeriod)
+		gc.Run(ctx, GCWorkers, GCSyncPeriod)
+	}, nil
 }
 
 // clientAs returns a clientset over cfg whose requests the fake API server
