@@ -533,6 +533,10 @@ func runRandom(t *testing.T, rep *reporter, subject string, ps Plans, out string
 	}()
 	keep := keepGoing{on: *keepGoingFlag, byInvariant: map[string]int{}}
 	defer keep.log(t)
+	// The run of the last failing plan, saved by an earlier go test: the
+	// same plan drawn again (rapid's failfile, the same -rapid.seed)
+	// follows its interleaving, as -cachelab.plan does.
+	saved := lab.ReadSavedRun(filepath.Join(out, "random"))
 	rapid.Check(tb, func(rt *rapid.T) {
 		p := gen.Draw(rt, "plan").Plan
 		if stuck {
@@ -543,9 +547,10 @@ func runRandom(t *testing.T, rep *reporter, subject string, ps Plans, out string
 		if ps.cost > 0 && p.Faults.RequestLatency.Kind == "" {
 			p.Faults.RequestLatency = sim.Distribution{Kind: "fixed", Max: sim.Duration(ps.cost)}
 		}
-		r := &lab.Result{Job: lab.NewJob(&p, nil)}
+		q := lab.FollowSaved(&p, saved)
+		r := &lab.Result{Job: lab.NewJob(q, nil)}
 		start := time.Now()
-		tr, err := lab.RunWatched(t, &p)
+		tr, err := lab.RunWatched(t, q)
 		r.Wall = time.Since(start)
 		lab.Judge(r, tr, err)
 		runRef := func(p *sim.Plan) (*sim.Trace, error) { return lab.RunWatched(t, p) }

@@ -98,6 +98,35 @@ func FollowRecorded(p *sim.Plan, recorded *sim.Trace) *sim.Plan {
 	return q
 }
 
+// ReadSavedRun reads the trace of the run whose files were written in dir
+// (TraceFile), as a failing plan's are (cachelabtest writes a failing
+// random plan's under testdata/cachelab/<test>/random); nil when dir holds
+// none, or one that cannot be read.
+func ReadSavedRun(dir string) *sim.Trace {
+	tr, err := readTraceFile(filepath.Join(dir, TraceFile))
+	if err != nil {
+		return nil
+	}
+	return tr
+}
+
+// FollowSaved returns p set to follow the delivery schedule of saved, a run
+// whose files were written before (ReadSavedRun), when saved is a run of
+// p: a plan drawn again (rapid replaying its failfile, or the same
+// -rapid.seed) then replays the interleaving of the run that failed, with
+// the bounded restarts of FollowRecorded, instead of the canonical order.
+// saved's plan may name the schedule it followed itself (a saved run that
+// was such a replay): it is compared without it. p itself otherwise.
+func FollowSaved(p *sim.Plan, saved *sim.Trace) *sim.Plan {
+	if p == nil || saved == nil || saved.Plan == nil || len(p.Schedule) > 0 {
+		return p
+	}
+	rec := *saved
+	rec.Plan = saved.Plan.Clone()
+	rec.Plan.Schedule = nil
+	return FollowRecorded(p, &rec)
+}
+
 // sameRun reports whether tr's plan is p (a trace.jsonl beside a plan
 // file may be another run's).
 func sameRun(p, q *sim.Plan) bool {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -247,5 +249,46 @@ func TestAReproductionTellsReplaysThatMetClientGosMapOrderFromTheOthers(t *testi
 	}
 	if !sim.IsMapOrderDivergence(mapOrder) || sim.IsMapOrderDivergence(other) {
 		t.Fatal("sim.IsMapOrderDivergence does not tell the two divergences apart")
+	}
+}
+
+// A run saved in a folder (a failing random plan's, by cachelabtest) is
+// followed by the same plan drawn again, also when the saved run was
+// itself a replay (its plan names the schedule it followed); another
+// plan, a folder without a run, and a run that could not follow its own
+// schedule are not followed.
+func TestFollowSavedFollowsOnlyASavedRunOfTheSamePlan(t *testing.T) {
+	host := lab.TestHost(t)
+	p := threeBellerophons()
+	results, out := lab.RunBatch(host, []lab.Job{lab.NewJob(p, nil)}, lab.Options{})
+	if out != "" || results[0].Err != nil {
+		t.Fatalf("%s %v", out, results[0].Err)
+	}
+	dir := t.TempDir()
+	if err := lab.WriteTraceFile(filepath.Join(dir, lab.TraceFile), results[0].Trace); err != nil {
+		t.Fatal(err)
+	}
+	saved := lab.ReadSavedRun(dir)
+	if saved == nil || lab.ReadSavedRun(t.TempDir()) != nil {
+		t.Fatal("ReadSavedRun did not read the saved run, or read one from an empty folder")
+	}
+	if got := lab.FollowSaved(threeBellerophons(), saved); !slices.Equal(got.Schedule, saved.Schedule) {
+		t.Fatalf("the same plan did not follow its saved run (%d of %d turns)", len(got.Schedule), len(saved.Schedule))
+	}
+	replayed := *saved
+	replayed.Plan = saved.Plan.Clone()
+	replayed.Plan.Schedule = saved.Schedule
+	if got := lab.FollowSaved(threeBellerophons(), &replayed); !slices.Equal(got.Schedule, saved.Schedule) {
+		t.Fatal("the same plan did not follow a saved run that was a replay")
+	}
+	q := threeBellerophons()
+	q.Seed = 2
+	if got := lab.FollowSaved(q, saved); len(got.Schedule) != 0 {
+		t.Fatal("another plan followed the saved run")
+	}
+	diverged := *saved
+	diverged.Diverged = true
+	if got := lab.FollowSaved(threeBellerophons(), &diverged); len(got.Schedule) != 0 {
+		t.Fatal("a plan followed a saved run that could not follow its own schedule")
 	}
 }
