@@ -486,6 +486,12 @@ func (c *candidates) judgeOwn(d sim.Record, before, after map[string]string, rec
 		namedAfterDelete := d.Verb == "create" && !generated && w.removed && !created
 		if sibling && (d.Verb == "create" || dRemoves) && (created || w.removed) && !sawMark && !namedAfterDelete {
 			v.fields, v.why = []string{"(the set of children)"}, "decided how many children there are from a view without its own "+w.rec.Verb
+			if d.Verb == "create" && !generated {
+				// Not a duplicate (the server refuses a second create of
+				// one name), but what the controller derives from the set
+				// (a ControllerRevision's number) may repeat.
+				v.why = "created a child it names itself from a set of children without its own " + w.rec.Verb + " (not a duplicate; what it derives from the set, such as a revision number, can repeat)"
+			}
 			return v, true
 		}
 	}

@@ -520,3 +520,45 @@ func TestANamedCreateWhileItsOwnDeleteOfASiblingIsUnseenPassesReadYourWrites(t *
 		}
 	}
 }
+
+// A create of a child the controller names itself (a ControllerRevision
+// named by its template's hash, a Job by its ConfigMap's data) while its
+// own create of a sibling is unseen still fails: the trace cannot tell
+// whether the new child was derived from the set of children (the real
+// StatefulSet controller numbered two revisions 2 this way, upstream
+// seed 147) or not (a new user's Job-per-ConfigMap controller, whose Job
+// depends on the data only). The reason says which reading applies: no
+// duplicate, but what is derived from the set can repeat; a generateName
+// create keeps "how many children".
+func TestANamedCreateWhileItsOwnCreateOfASiblingIsUnseenFailsSayingWhatCanRepeat(t *testing.T) {
+	for _, generate := range []bool{false, true} {
+		b := tracebuild.New(ctrl)
+		b.WatchOpen(ctrl, "ctrl/bellerophons#1", "bellerophons", true)
+		b.At(sec)
+		p := b.Create("user", tracebuild.Obj{Resource: "bellerophons", Namespace: "ns", Name: "p"})
+		b.Deliver(ctrl, "ctrl/bellerophons#1", "ADDED", p)
+		b.Handle(ctrl, "bellerophons", "ADDED", p)
+		child := func(name string) tracebuild.Obj {
+			o := tracebuild.Obj{Resource: "controllerrevisions", Namespace: "ns", Name: name, Owner: p.UID}
+			if generate {
+				o.GenerateName = "p-"
+			}
+			return o
+		}
+		reconcile := func(do func()) {
+			b.Add(sim.Record{Kind: sim.RecReconcile, Actor: ctrl, Op: "start", Key: "ns/p"})
+			do()
+			b.Add(sim.Record{Kind: sim.RecReconcile, Actor: ctrl, Op: "end", Key: "ns/p", Result: "ok"})
+		}
+		reconcile(func() { b.Create(ctrl, child("p-7f455fd784")) })
+		b.At(2 * sec)
+		reconcile(func() { b.Create(ctrl, child("p-d56d8fd75")) })
+		v := invariants.ReadYourWrites(b.Trace("quiet"))
+		wantStatus(t, v, invariants.Fail)
+		named := strings.Contains(v.Reason, "created a child it names itself from a set of children without its own create (not a duplicate; what it derives from the set, such as a revision number, can repeat)")
+		counted := strings.Contains(v.Reason, "decided how many children there are from a view without its own create")
+		if named == generate || counted != generate {
+			t.Errorf("generateName %v: reason %q: want the %s reading", generate, v.Reason, map[bool]string{false: "named child's", true: "count's"}[generate])
+		}
+	}
+}
