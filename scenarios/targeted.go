@@ -127,6 +127,11 @@ type Targeted struct {
 	// the same Kind and Target perturb the same kind of moment, and a
 	// campaign runs one of them before the repeats.
 	Target string
+	// Repair is set when the moment is the controller's repair of another
+	// actor's change of an object it made (the user deletes a child, the
+	// controller makes it again; Target says so): a campaign runs these
+	// first in each kind (lab.HuntOrder).
+	Repair bool
 }
 
 // Pruned is a perturbation the generator did not emit, with why it cannot
@@ -192,6 +197,14 @@ type refView struct {
 	// revs are the trace positions and revisions of every server write,
 	// in order (the revision a moment holds a replica at).
 	revs []posRV
+	// made are the objects ("resource ns/name") the subject created.
+	made map[string]bool
+	// repairs maps a subject write (its k) that repairs another actor's
+	// change of an object the subject made to what it repairs ("the
+	// user's delete of one it made"), and replaced marks those changes
+	// (by trace position): see findRepairs.
+	repairs  map[int]string
+	replaced map[int]bool
 }
 
 // posRV is a server write's trace position and revision.
@@ -242,13 +255,14 @@ type refChange struct {
 	rv        int64
 	step      int // the plan step that made it, -1 if none
 	recreated bool
+	child     bool // an object the subject created earlier
 }
 
 func objKey(resource, ns, name string) string { return resource + " " + ns + "/" + name }
 
 // readReference reads a reference trace.
 func readReference(tr *sim.Trace) *refView {
-	v := &refView{subject: tr.Plan.Subject, seen: map[string]map[int64]bool{}, watched: map[string]bool{}}
+	v := &refView{subject: tr.Plan.Subject, seen: map[string]map[int64]bool{}, watched: map[string]bool{}, made: map[string]bool{}}
 	curStep, stepActor, stepAt := -1, "", time.Duration(-1)
 	uids := map[string]string{}
 	open := map[string]int{} // reconcile key -> index in v.reconciles
@@ -315,6 +329,9 @@ func readReference(tr *sim.Trace) *refView {
 				uids[k] = r.UID
 			}
 			if r.Actor == v.subject {
+				if r.Verb == "create" {
+					v.made[k] = true
+				}
 				if r.EventType == "DELETED" {
 					// The subject's own deletes: a delete it learns only
 					// from a relist is a tombstone (unobservedState).
@@ -324,14 +341,69 @@ func readReference(tr *sim.Trace) *refView {
 				continue
 			}
 			c := refChange{at: r.At.D(), pos: r.Pos, actor: r.Actor, verb: r.Verb, event: r.EventType, resource: r.Resource,
-				key: r.Namespace + "/" + r.Name, uid: r.UID, rv: r.RV, step: -1, recreated: recreated}
+				key: r.Namespace + "/" + r.Name, uid: r.UID, rv: r.RV, step: -1, recreated: recreated, child: v.made[k]}
 			if r.Actor == stepActor && r.At.D() == stepAt {
 				c.step = curStep
 			}
 			v.changes = append(v.changes, c)
 		}
 	}
+	v.findRepairs()
 	return v
+}
+
+// findRepairs marks the subject's repairs in the reference: a plan step of
+// another actor (the user, a competitor; not the garbage collector, whose
+// deletes follow an owner's) deletes or changes an object the subject
+// made, and the subject's reaction to that step (its writes before the
+// next step's change) creates an object of the same resource after a
+// delete (the child made again, or a replacement), or writes the changed
+// object again. A controller's repair of what someone else did to its
+// children is where it must notice another actor's change, the moment a
+// hidden delete, an unseen own write or a failed write meets (the
+// tombstone a relist brings instead of a delete, the status its retry
+// clears): HuntOrder runs plans aimed at one first.
+func (v *refView) findRepairs() {
+	v.repairs, v.replaced = map[int]string{}, map[int]bool{}
+	var steps []refChange // the first change of each user step, in order
+	for _, c := range v.changes {
+		if c.step >= 0 && c.actor != "setup" && (len(steps) == 0 || steps[len(steps)-1].step != c.step) {
+			steps = append(steps, c)
+		}
+	}
+	for _, c := range v.changes {
+		if c.step < 0 || c.actor == "setup" || c.actor == "gc" || !c.child {
+			continue
+		}
+		deleted := c.verb == "delete"
+		if !deleted && c.verb != "update" && c.verb != "patch" {
+			continue
+		}
+		// The window of c's step: until the next step's first change.
+		end := int(^uint(0) >> 1)
+		for _, s := range steps {
+			if s.pos > c.pos && s.step != c.step {
+				end = s.pos
+				break
+			}
+		}
+		for _, w := range v.writes {
+			if w.pos <= c.pos || w.pos >= end || w.resource != c.resource {
+				continue
+			}
+			what := fmt.Sprintf("repairs the %s's change of one it made", roleOf(c.actor, v))
+			switch {
+			case deleted && w.verb == "create":
+				what = fmt.Sprintf("repairs the %s's delete of one it made", roleOf(c.actor, v))
+			case deleted || w.key != c.key || strings.HasPrefix(w.verb, "delete"):
+				continue
+			}
+			if _, ok := v.repairs[w.k]; !ok {
+				v.repairs[w.k] = what
+			}
+			v.replaced[c.pos] = true
+		}
+	}
 }
 
 // TargetedPlans generates the targeted plans of base, a plan whose user
@@ -372,27 +444,73 @@ func TargetedPlans(base *sim.Plan, ref *sim.Trace, opt TargetedOptions) ([]Targe
 // main loop (a ReplicaSet's Pod creates), where a fault is likeliest to
 // meet a decision; plans whose target is qualified (the write its kind
 // prefers) go before both. Other plans keep their place.
+//
+// A plan aimed at a resource (an informer's slow first sync) ranks by the
+// controller's creates of that resource first: an informer that shows
+// nothing yet misleads a controller that decides what to create by what
+// it sees (its children: a Pod cache still empty, Pods created again),
+// not one whose own objects it only updates. A write applied and
+// answered 504 (its outcome unknown) ranks its creates first: a create
+// made again is a second object (a duplicate child), an update made again
+// the same update or a 409. Repairs (Targeted.Repair) go before every
+// other plan.
 func busiestFirst(ts []Targeted, v *refView) []Targeted {
-	count := map[string]int{}
+	count, creates := map[string]int{}, map[string]int{}
 	for _, w := range v.writes {
 		count[w.verb+" "+w.resource]++
 		count[w.resource]++
+		if w.verb == "create" {
+			creates[w.resource]++
+		}
 	}
 	// A target with a qualifier ("create configmaps (its reconcile wrote
 	// no status)") is the moment its kind aims at: before the others.
 	key := func(t Targeted) (string, bool) { k, _, q := strings.Cut(t.Target, " ("); return k, q }
+	flag := func(a, b bool) int {
+		switch {
+		case a == b:
+			return 0
+		case a:
+			return -1
+		}
+		return 1
+	}
 	slices.SortStableFunc(ts, func(a, b Targeted) int {
 		ka, qa := key(a)
 		kb, qb := key(b)
-		if qa != qb {
-			if qa {
-				return -1
-			}
-			return 1
+		if c := flag(a.Repair, b.Repair); c != 0 {
+			return c
+		}
+		if c := flag(qa, qb); c != 0 {
+			return c
+		}
+		unknown := func(t Targeted, k string) bool {
+			return (t.Kind == KindWriteTimesOut || t.Kind == KindTimeoutUnseen) && strings.HasPrefix(k, "create ")
+		}
+		if c := flag(unknown(a, ka), unknown(b, kb)); c != 0 {
+			return c
+		}
+		if c := creates[kb] - creates[ka]; c != 0 {
+			return c
 		}
 		return count[kb] - count[ka]
 	})
 	return ts
+}
+
+// qualify appends qualifiers to a Target: "create configmaps (repairs the
+// user's delete of one it made; its reconcile wrote no status)".
+func qualify(target string, qualifiers ...string) string {
+	var qs []string
+	for _, q := range qualifiers {
+		if q != "" {
+			qs = append(qs, q)
+		}
+	}
+	if len(qs) == 0 {
+		return target
+	}
+	return target + " (" + strings.Join(qs, "; ") + ")"
 }
 
 // withSteps returns base with extra steps appended and its name suffixed.
@@ -655,7 +773,26 @@ func unobservedState(base *sim.Plan, v *refView, opt TargetedOptions) ([]Targete
 		}
 	}
 	sort.SliceStable(deletes, func(i, j int) bool { return deletes[i].pos < deletes[j].pos })
-	tomb := map[string]bool{}
+	// One plan per resource, deleter and whether the controller replaced
+	// the object (findRepairs): the handler's tombstone path is the same
+	// for every object of it. The last such delete is kept, as
+	// intermediate-state keeps its last crash point: after an earlier
+	// one, the rest of the workload (a later event of the owner) often
+	// brings the owner back into the queue, and no end state shows the
+	// dropped delete.
+	tombKey := func(d refChange) string {
+		tk := d.resource + " deleted by " + roleOf(d.actor, v)
+		if v.replaced[d.pos] {
+			tk += " (the controller replaced it)"
+		}
+		return tk
+	}
+	lastTomb := map[string]int{}
+	for _, d := range deletes {
+		if v.watched[d.resource] && len(v.seen[objKey(d.resource, nsOf(d.key), nameOf(d.key))]) > 0 {
+			lastTomb[tombKey(d)] = d.pos
+		}
+	}
 	for _, d := range deletes {
 		desc := fmt.Sprintf("hide the delete of %s %s (by %s) behind a relist (a tombstone)", d.resource, d.key, d.actor)
 		if !v.watched[d.resource] {
@@ -666,16 +803,16 @@ func unobservedState(base *sim.Plan, v *refView, opt TargetedOptions) ([]Targete
 			pruned = append(pruned, Pruned{ClassUnobserved, desc, "the subject's handlers never saw the object: its delete changes nothing it sees"})
 			continue
 		}
-		// One plan per resource and deleter: the handler's tombstone path
-		// is the same for every object of it.
-		if tk := d.resource + " " + d.actor; tomb[tk] {
-			pruned = append(pruned, Pruned{ClassUnobserved, desc, "a tombstone of " + d.resource + " deleted by " + d.actor + " is already generated"})
+		tk := tombKey(d)
+		if lastTomb[tk] != d.pos {
+			pruned = append(pruned, Pruned{ClassUnobserved, desc, "a tombstone of " + tk + " is generated for a later delete (the last is kept)"})
 			continue
-		} else {
-			tomb[tk] = true
 		}
-		hold(KindTombstone, d.resource+" deleted by "+roleOf(d.actor, v),
-			fmt.Sprintf("unobserved-tombstone-%s-rv%d", nameOf(d.key), d.rv), desc, d.resource, d.at-time.Millisecond, d.at+time.Millisecond)
+		n := len(out)
+		hold(KindTombstone, tk, fmt.Sprintf("unobserved-tombstone-%s-rv%d", nameOf(d.key), d.rv), desc, d.resource, d.at-time.Millisecond, d.at+time.Millisecond)
+		if len(out) > n {
+			out[n].Repair = v.replaced[d.pos]
+		}
 	}
 	// The controller down across a change.
 	down := map[string]bool{}
@@ -810,9 +947,11 @@ func requestFaults(base *sim.Plan, v *refView) ([]Targeted, []Pruned) {
 		}
 		out = append(out,
 			Targeted{Class: ClassRequest, Perturbation: "fail " + what + " with 500 (nothing applied)",
-				Plan: withSteps(base, fmt.Sprintf("request-fail-w%d", w.k), arm("fail-next", 500)), Kind: KindWriteFails, Target: w.verb + " " + w.resource},
+				Plan: withSteps(base, fmt.Sprintf("request-fail-w%d", w.k), arm("fail-next", 500)), Kind: KindWriteFails,
+				Target: qualify(w.verb+" "+w.resource, v.repairs[w.k]), Repair: v.repairs[w.k] != ""},
 			Targeted{Class: ClassRequest, Perturbation: "apply " + what + ", then answer 504 (timeout: outcome unknown to the controller)",
-				Plan: withSteps(base, fmt.Sprintf("request-timeout-w%d", w.k), arm("timeout-next-write", 0)), Kind: KindWriteTimesOut, Target: w.verb + " " + w.resource},
+				Plan: withSteps(base, fmt.Sprintf("request-timeout-w%d", w.k), arm("timeout-next-write", 0)), Kind: KindWriteTimesOut,
+				Target: qualify(w.verb+" "+w.resource, v.repairs[w.k]), Repair: v.repairs[w.k] != ""},
 		)
 	}
 	// The reads: each informer's first sync slow (the watch's deliveries,
@@ -901,10 +1040,11 @@ func ownWrites(base *sim.Plan, v *refView) ([]Targeted, []Pruned) {
 		if lastOf[w.verb+" "+w.resource] != w.k || !v.watched[w.resource] {
 			continue // one per verb and resource; an unwatched resource: nothing cached to lag
 		}
-		target := w.verb + " " + w.resource
+		first := ""
 		if alone[w.k] {
-			target += " (the first of its reconcile)"
+			first = "the first of its reconcile"
 		}
+		target := qualify(w.verb+" "+w.resource, v.repairs[w.k], first)
 		verb, sub, _ := strings.Cut(w.verb, "/")
 		what := fmt.Sprintf("the controller's write #%d (%s %s %s)", w.k, w.verb, w.resource, w.key)
 		if sub != "" {
@@ -912,7 +1052,7 @@ func ownWrites(base *sim.Plan, v *refView) ([]Targeted, []Pruned) {
 		}
 		from := max(w.at-time.Millisecond, 0)
 		res := resourceArg(w.resource)
-		out = append(out, Targeted{Class: ClassOwnWrites, Kind: KindTimeoutUnseen, Target: target,
+		out = append(out, Targeted{Class: ClassOwnWrites, Kind: KindTimeoutUnseen, Target: target, Repair: v.repairs[w.k] != "",
 			Perturbation: fmt.Sprintf("apply %s, then answer 504; the controller's watch of %s held %s..%s: it can neither tell nor see that its write happened",
 				what, res, sim.Duration(from), sim.Duration(from+time.Second)),
 			Plan: withSteps(base, fmt.Sprintf("ownwrites-timeout-w%d", w.k),
@@ -931,7 +1071,7 @@ func ownWrites(base *sim.Plan, v *refView) ([]Targeted, []Pruned) {
 		out = append(out, Targeted{Class: ClassOwnWrites, Perturbation: fmt.Sprintf("the controller's watch of %s lags its own write #%d (%s %s) by 1s: held %s..%s", res, w.k, w.verb, w.key, from, from+time.Second),
 			Plan: withSteps(base, fmt.Sprintf("ownwrites-lag-w%d", w.k),
 				sim.Step{At: sim.Duration(from), Actor: sim.ActorFaults, Op: "hold", Resource: res, Target: v.subject, For: sim.Duration(time.Second)}),
-			Kind: KindWatchLagsOwnWrite, Target: w.verb + " " + w.resource})
+			Kind: KindWatchLagsOwnWrite, Target: qualify(w.verb+" "+w.resource, v.repairs[w.k]), Repair: v.repairs[w.k] != ""})
 	}
 	var reports []string // resources whose status the controller writes
 	for _, w := range v.writes {
@@ -986,13 +1126,14 @@ func ownWrites(base *sim.Plan, v *refView) ([]Targeted, []Pruned) {
 		for _, r := range watched {
 			steps = append(steps, sim.Step{At: sim.Duration(from), Actor: sim.ActorFaults, Op: "hold", Resource: resourceArg(r), Target: v.subject, For: sim.Duration(2 * time.Second)})
 		}
-		target := w.verb + " " + w.resource
+		noStatus := ""
 		if quiet[w.k] {
 			// Another kind of moment than the same write in a reconcile
 			// that changed the status: HuntOrder runs it in the first tier.
-			target += " (its reconcile wrote no status)"
+			noStatus = "its reconcile wrote no status"
 		}
-		out = append(out, Targeted{Class: ClassOwnWrites, Kind: KindErrorUnseen, Target: target,
+		target := qualify(w.verb+" "+w.resource, v.repairs[w.k], noStatus)
+		out = append(out, Targeted{Class: ClassOwnWrites, Kind: KindErrorUnseen, Target: target, Repair: v.repairs[w.k] != "",
 			Perturbation: fmt.Sprintf("fail %s with 500 (nothing applied); the controller's watch of %s held %s..%s: the error it reports and the status that clears it are its own writes it cannot read back",
 				what, strings.Join(watched, ", "), sim.Duration(from), sim.Duration(from+2*time.Second)),
 			Plan: withSteps(base, fmt.Sprintf("ownwrites-fail-w%d", w.k), steps...)})

@@ -73,7 +73,8 @@ func interleavedWriter(base *sim.Plan, v *refView) ([]Targeted, []Pruned) {
 		if sub == "status" {
 			kind = KindCompetitorStatus
 		}
-		out = append(out, Targeted{Class: ClassInterleaved, Perturbation: desc, Plan: p, Kind: kind, Target: w.verb + " " + w.resource})
+		out = append(out, Targeted{Class: ClassInterleaved, Perturbation: desc, Plan: p, Kind: kind,
+			Target: qualify(w.verb+" "+w.resource, v.repairs[w.k]), Repair: v.repairs[w.k] != ""})
 	}
 	return out, pruned
 }

@@ -170,3 +170,124 @@ func TestTargetedPlansAimedAtAWriteAtZeroStartAtZero(t *testing.T) {
 		}
 	}
 }
+
+// The plans aimed at the controller's repair of a user's change of one of
+// its children (the user deletes web-config, the controller makes it
+// again: the read-your-writes story) are marked Repair and say so in their
+// Target, for HuntOrder to run first; the garbage collector's deletes of
+// a deleted owner's children and the user's own objects are no repair (the
+// workload above: no plan is marked).
+func TestTargetedPlansMarkTheControllersRepairs(t *testing.T) {
+	s, err := scenarios.Get("read-your-writes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	story := s.PlanFor("bellerophon")
+	for _, c := range []struct {
+		name  string
+		base  *sim.Plan
+		kinds []string // the kinds with a repair plan
+	}{
+		{"read-your-writes", &story, []string{scenarios.KindTombstone, scenarios.KindWriteFails, scenarios.KindWriteTimesOut, scenarios.KindErrorUnseen, scenarios.KindTimeoutUnseen, scenarios.KindWatchLagsOwnWrite}},
+		{"workload", bellerophonWorkload("bellerophon"), nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tr, err := sim.Run(t, scenarios.ReferencePlan(c.base))
+			if err != nil {
+				t.Fatal(err)
+			}
+			plans, _ := scenarios.TargetedPlans(c.base, tr, scenarios.TargetedOptions{})
+			var got []string
+			for _, p := range plans {
+				if !p.Repair {
+					continue
+				}
+				got = append(got, p.Kind)
+				want := "configmaps deleted by user (the controller replaced it)"
+				if p.Kind != scenarios.KindTombstone {
+					want = "create configmaps (repairs the user's delete of one it made"
+				}
+				if !strings.HasPrefix(p.Target, want) {
+					t.Errorf("%s: target %q, want it to start with %q", p.Perturbation, p.Target, want)
+				}
+			}
+			slices.Sort(got)
+			want := slices.Sorted(slices.Values(c.kinds))
+			if !slices.Equal(got, want) {
+				t.Errorf("repair plans of kinds %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// A slow first sync misleads a controller that decides what to create by
+// what its cache shows: the plans of the resource it creates most (its
+// Pods) come first, though it writes its own Bellerophons more often (its
+// status). Before, the most written resource went first, and a mutant
+// whose workers start on an empty Pod cache (quiescence-synced) waited for
+// the slow syncs of Bellerophons and ConfigMaps.
+func TestTargetedSlowSyncOfWhatTheControllerCreatesComesFirst(t *testing.T) {
+	base := bellerophonWorkload("bellerophon")
+	tr, err := sim.Run(t, scenarios.ReferencePlan(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writes := map[string]int{}
+	for _, r := range tr.Records {
+		if r.Kind == sim.RecRequest && r.Actor == "bellerophon" && sim.IsCountedWrite(true, r.Verb, r.Resource) {
+			writes[r.Resource]++
+		}
+	}
+	if writes["bellerophons.lab.cachelab.dev"] <= writes["pods"] {
+		t.Fatalf("writes per resource %v: want more Bellerophon writes than Pod writes, or the test shows nothing", writes)
+	}
+	plans, _ := scenarios.TargetedPlans(base, tr, scenarios.TargetedOptions{})
+	for _, kind := range []string{scenarios.KindSlowSync, scenarios.KindSlowResync} {
+		i := slices.IndexFunc(plans, func(p scenarios.Targeted) bool { return p.Kind == kind })
+		if i < 0 {
+			t.Fatalf("no %q plan", kind)
+		}
+		if plans[i].Target != "pods" {
+			t.Errorf("first %q plan aims at %q, want pods", kind, plans[i].Target)
+		}
+	}
+}
+
+// Of the deletes of one resource by one deleter, the tombstone plan hides
+// the last: after an earlier one, the rest of the workload (a later event
+// of the owner) often brings the owner back into the queue, and no end
+// state shows a dropped delete (as intermediate-state keeps its last
+// crash point). Before, the first was kept.
+func TestTargetedTombstoneHidesTheLastDeleteOfItsKind(t *testing.T) {
+	// Scaled 3 -> 2 -> 1: the controller deletes a Pod at 2s and one at 4s.
+	base := bellerophonWorkload("bellerophon")
+	base.Objects = []json.RawMessage{json.RawMessage(`{"apiVersion":"lab.cachelab.dev/v1alpha1","kind":"Bellerophon","metadata":{"name":"web","namespace":"default"},"spec":{"replicas":3,"version":"v1"}}`)}
+	scale := func(at time.Duration, n string) sim.Step {
+		return sim.Step{At: sim.Duration(at), Actor: "user", Op: "patch", Resource: "bellerophons", Namespace: "default", Name: "web", Patch: json.RawMessage(`{"spec":{"replicas":` + n + `}}`)}
+	}
+	base.Steps = []sim.Step{scale(2*time.Second, "2"), scale(4*time.Second, "1")}
+	tr, err := sim.Run(t, scenarios.ReferencePlan(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deletes []time.Duration
+	for _, r := range tr.Records {
+		if r.Kind == sim.RecWrite && r.Actor == "bellerophon" && r.Resource == "pods" && r.EventType == "DELETED" {
+			deletes = append(deletes, r.At.D())
+		}
+	}
+	if len(deletes) < 2 || deletes[0] == deletes[len(deletes)-1] {
+		t.Fatalf("the controller's Pod deletes at %v: want two at different times, or the test shows nothing", deletes)
+	}
+	plans, _ := scenarios.TargetedPlans(base, tr, scenarios.TargetedOptions{})
+	i := slices.IndexFunc(plans, func(p scenarios.Targeted) bool {
+		return p.Kind == scenarios.KindTombstone && p.Target == "pods deleted by the controller"
+	})
+	if i < 0 {
+		t.Fatal("no tombstone plan of the controller's Pod deletes")
+	}
+	hold := plans[i].Plan.Steps[slices.IndexFunc(plans[i].Plan.Steps, func(s sim.Step) bool { return s.Op == "hold" })]
+	if want := deletes[len(deletes)-1] - time.Millisecond; hold.At.D() != want {
+		t.Errorf("the hold starts at %s, want %s (just before the last delete, of %v)", hold.At, sim.Duration(want), deletes)
+	}
+}

@@ -434,10 +434,13 @@ func renumberAsOf(p *sim.Plan, removed int) {
 //     order they first appear: stale-state's first, then
 //     unobserved-state's, ...): a class with many moments no longer
 //     delays every other class's first plan;
-//   - a kind's plans whose target is qualified (the generator's preferred
-//     moment of the kind: "create configmaps (its reconcile wrote no
-//     status)") go first, from every workload; then the others; each in
-//     generation order (workload, then the reference's moments in order).
+//   - a kind's plans aimed at a repair (scenarios.Targeted.Repair: the
+//     controller making again what the user deleted of its children) go
+//     first, from every workload; then those whose target is otherwise
+//     qualified (the generator's preferred moment of the kind: "create
+//     configmaps (its reconcile wrote no status)"); then the others; each
+//     in generation order (workload, then the reference's moments in
+//     order).
 //
 // No plan is dropped: a repeat may still be the one whose workload shows
 // the bug.
@@ -464,16 +467,18 @@ func HuntOrder(ts []scenarios.Targeted) []int {
 			}
 		}
 		for k, q := range queue {
-			slices.SortStableFunc(q, func(a, b int) int {
-				qa, qb := strings.Contains(ts[a].Target, " ("), strings.Contains(ts[b].Target, " (")
+			// Repairs first, then the other qualified targets, then the
+			// rest.
+			rank := func(i int) int {
 				switch {
-				case qa == qb:
+				case ts[i].Repair:
 					return 0
-				case qa:
-					return -1
+				case strings.Contains(ts[i].Target, " ("):
+					return 1
 				}
-				return 1
-			})
+				return 2
+			}
+			slices.SortStableFunc(q, func(a, b int) int { return rank(a) - rank(b) })
 			queue[k] = q
 		}
 		for left := true; left; {

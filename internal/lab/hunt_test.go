@@ -187,3 +187,26 @@ func TestHuntReadOwnWritesFindsAStatusComparedWithACopyOlderThanItsOwnWrite(t *t
 		})
 	}
 }
+
+// Within a kind, a plan aimed at the controller's repair of a user's
+// change (scenarios.Targeted.Repair) runs before the kind's other
+// qualified targets and the rest, whichever workload it comes from: the
+// read-your-writes story's failed ConfigMap recreate went after the random
+// workloads' failed creates (plan 135 of 333 for no-read-your-writes).
+func TestHuntOrderRunsRepairsFirstInTheirKind(t *testing.T) {
+	mk := func(name, target string, repair bool) scenarios.Targeted {
+		return scenarios.Targeted{Class: scenarios.ClassOwnWrites, Kind: scenarios.KindErrorUnseen, Target: target, Perturbation: name, Repair: repair}
+	}
+	ts := []scenarios.Targeted{
+		mk("A", "create pods", false),
+		mk("B", "create pods (its reconcile wrote no status)", false),
+		mk("C", "create configmaps (repairs the user's delete of one it made; its reconcile wrote no status)", true),
+	}
+	var got []string
+	for _, i := range lab.HuntOrder(ts) {
+		got = append(got, ts[i].Perturbation)
+	}
+	if want := []string{"C", "B", "A"}; !slices.Equal(got, want) {
+		t.Errorf("order %v, want %v", got, want)
+	}
+}
