@@ -17,6 +17,8 @@ import (
 	"github.com/cachelab/cachelab/cachelabtest"
 	"github.com/cachelab/cachelab/sim"
 	"github.com/cachelab/cachelab/upstream/cluster"
+	"github.com/cachelab/cachelab/upstream/daemonset"
+	"github.com/cachelab/cachelab/upstream/internal/campaign"
 	"github.com/cachelab/cachelab/upstream/internal/plangen"
 )
 
@@ -252,6 +254,47 @@ func TestAStaleCacheCreateLoopLagsUnderTheRealCollector(t *testing.T) {
 		if real[0] == 0 || real[0]*2 > in[0] {
 			t.Errorf("latency %s, real collector: %d creates in 2 s against %d in-store; want the loop to go on, at most half as fast", latency, real[0], in[0])
 		}
+	}
+}
+
+// TestTheDaemonSetCampaignsCreateLoopUnderTheRealCollector replays the
+// DaemonSet campaign's plan 11 (gate on; docs/upstream.md: the user
+// deletes DaemonSet a at 11 s while the controller's DaemonSet watch is
+// held, and until its cache loses the set the controller creates Pods for
+// it) under the server's collector and under kube-controller-manager's,
+// and counts the controller's Pod creates: the real collector, which
+// deletes each Pod only after its own watch saw it, makes the loop less
+// dense.
+func TestTheDaemonSetCampaignsCreateLoopUnderTheRealCollector(t *testing.T) {
+	creates := map[bool]int{}
+	for _, real := range []bool{false, true} {
+		c := daemonset.Controller(true)
+		if real {
+			c = cluster.Beside(c, cluster.GarbageCollector)
+		}
+		tr := traceOf(t, c, campaign.Subject{Controller: c, Gen: daemonset.Gen}.Plan(11))
+		var first, last time.Duration
+		var deletes int
+		for _, r := range tr.Records {
+			if r.Kind != sim.RecWrite || r.Resource != "pods" {
+				continue
+			}
+			switch {
+			case r.Verb == "create" && r.Actor == c.Name && r.At.D() >= 11*time.Second:
+				if creates[real] == 0 {
+					first = r.At.D()
+				}
+				creates[real]++
+				last = r.At.D()
+			case r.Verb == "delete" && r.At.D() >= 11*time.Second:
+				deletes++
+			}
+		}
+		t.Logf("real collector %v: %d Pod creates by the controller from 11 s (the first at %s, the last at %s), %d Pod delete writes (%d records)",
+			real, creates[real], first, last, deletes, len(tr.Records))
+	}
+	if creates[false] < 100 || creates[true] >= creates[false] {
+		t.Errorf("Pod creates from 11 s: %d in-store, %d under the real collector; want the loop (>= 100 creates) in-store and fewer under the real one", creates[false], creates[true])
 	}
 }
 
