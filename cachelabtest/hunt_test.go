@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/cachelab/cachelab/cachelabtest"
+	"github.com/cachelab/cachelab/internal/lab"
 	"github.com/cachelab/cachelab/scenarios"
 	"github.com/cachelab/cachelab/sim"
 )
@@ -191,5 +192,105 @@ func TestHuntJudgesAUserStepThatFailedOnlyInTheTargetedRunAsTestDoes(t *testing.
 	}
 	if !strings.Contains(string(trace), "step failed") {
 		t.Errorf("the competitor's patch did not fail in %s: the test shows nothing", slow)
+	}
+}
+
+// keepFirst is a client-go controller whose end state depends, with no
+// fault, on which of the user's states it saw: for each ConfigMap it makes
+// "<name>-copy" from the data the ConfigMap has when the copy is made, and
+// never updates the copy (a StatefulSet's Pod below its partition keeps
+// its template so). Its contract (Desired) is only that every ConfigMap
+// has a copy.
+func keepFirst() cachelabtest.Controller {
+	return cachelabtest.Controller{
+		Start: func(ctx context.Context, env *cachelabtest.Env) error {
+			q := cachelabtest.RecordQueue(env, workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()))
+			inf := env.Informers.Core().V1().ConfigMaps()
+			enqueue := func(obj any) {
+				if k, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
+					q.Add(k)
+				}
+			}
+			if _, err := inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, o any) { enqueue(o) }}); err != nil {
+				return err
+			}
+			env.Informers.Start(ctx.Done())
+			lister := inf.Lister()
+			go func() { <-ctx.Done(); q.ShutDown() }()
+			go func() {
+				if !cache.WaitFor(ctx, "", inf.Informer().HasSyncedChecker()) {
+					return
+				}
+				for {
+					key, shutdown := q.Get()
+					if shutdown {
+						return
+					}
+					ns, name, _ := cache.SplitMetaNamespaceKey(key)
+					err := func() error {
+						if strings.HasSuffix(name, "-copy") {
+							return nil
+						}
+						src, err := lister.ConfigMaps(ns).Get(name)
+						if err != nil {
+							return nil
+						}
+						if _, err := lister.ConfigMaps(ns).Get(name + "-copy"); err == nil {
+							return nil // the copy keeps the data it was made from
+						}
+						_, err = env.Kube.CoreV1().ConfigMaps(ns).Create(ctx, copyTo(src, nil), metav1.CreateOptions{})
+						if apierrors.IsAlreadyExists(err) {
+							return nil
+						}
+						return err
+					}()
+					if err != nil {
+						q.AddRateLimited(key)
+					} else {
+						q.Forget(key)
+					}
+					q.Done(key)
+				}
+			}()
+			return nil
+		},
+		Desired: func(s *cachelabtest.State) error {
+			for _, cm := range cachelabtest.List[corev1.ConfigMap](s, "") {
+				if strings.HasSuffix(cm.Name, "-copy") {
+					continue
+				}
+				if _, ok := cachelabtest.Get[corev1.ConfigMap](s, cm.Namespace, cm.Name+"-copy"); !ok {
+					return fmt.Errorf("%s/%s has no copy", cm.Namespace, cm.Name)
+				}
+			}
+			return nil
+		},
+	}
+}
+
+// A targeted plan that hides a state the controller's end state depends
+// on (ConfigMap a's first data, behind a relist) ends as a controller
+// started after the user's last step ends: one of the end states the plan
+// allows, and matches-reference passes it, as it does in Test (the
+// late-start run, internal/lab's allowedOtherwise). Before, hunt served
+// the reference cache every run it asked for with the workload's
+// reference trace, the late-start run included, so the late start was
+// never run and the plan failed matches-reference.
+func TestHuntAllowsTheEndStateOfALateStartedController(t *testing.T) {
+	at := func(d time.Duration) sim.Duration { return sim.Duration(d) }
+	w := &sim.Plan{Version: sim.PlanVersion, Name: "keep-first", Seed: 3,
+		Faults: sim.FaultPolicy{Latency: sim.Distribution{Kind: "fixed", Max: at(20 * time.Millisecond)}},
+		Steps: []sim.Step{
+			{At: at(time.Second), Actor: "user", Op: "create", Object: json.RawMessage(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"default"},"data":{"n":"1"}}`)},
+			{At: at(2 * time.Second), Actor: "user", Op: "patch", Resource: "configmaps", Namespace: "default", Name: "a", Patch: json.RawMessage(`{"data":{"n":"2"}}`)},
+		}}
+	rep := cachelabtest.Hunt(t, keepFirst(), cachelabtest.HuntOptions{Classes: []string{scenarios.ClassUnobserved}}, false, w)
+	// Not vacuous: the plan hiding a's first state ran.
+	if !slices.ContainsFunc(rep.Rows, func(r lab.HuntRow) bool {
+		return strings.Contains(r.Perturbation, "configmaps default/a at rv") && strings.Contains(r.Perturbation, "create added by user")
+	}) {
+		var b strings.Builder
+		rep.WriteTable(&b)
+		t.Fatalf("no plan hides a's first state:\n%s", b.String())
 	}
 }

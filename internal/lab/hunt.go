@@ -275,7 +275,9 @@ func HuntPlans(host Host, workloads []*sim.Plan, opt HuntOptions) (*HuntReport, 
 		var pending []pendingRef
 		done := map[*sim.Plan]time.Duration{} // CPU at each run's end
 		judgeRef := func(r *Result) {
-			done[r.Job.Plan] = fakeapibench.ProcessCPU() - start
+			// The CPU at the run's end, its judging included (a late-start
+			// run the verdict makes).
+			defer func() { done[r.Job.Plan] = fakeapibench.ProcessCPU() - start }()
 			if r.Trace == nil || r.Err != nil {
 				return
 			}
@@ -295,8 +297,7 @@ func HuntPlans(host Host, workloads []*sim.Plan, opt HuntOptions) (*HuntReport, 
 				pending = append(pending, pendingRef{res: r, tr: r.Trace, plan: refPlan})
 				return
 			}
-			rtr := refTraces[w]
-			r.Verdicts = append(r.Verdicts, refs0.Verdict(r.Trace, refPlan, invariants.ReferenceOptions{}, func(*sim.Plan) (*sim.Trace, error) { return rtr, nil }))
+			r.Verdicts = append(r.Verdicts, refs0.Verdict(r.Trace, refPlan, invariants.ReferenceOptions{}, servedRun(host, refTraces[w], nil)))
 		}
 		results, _ := RunBatch(host, jobs, Options{Parallel: opt.Parallel, Out: opt.Out, Replay: replay, DropTraces: true, OnDone: judgeRef})
 		if len(pending) > 0 {
@@ -315,7 +316,7 @@ func HuntPlans(host Host, workloads []*sim.Plan, opt HuntOptions) (*HuntReport, 
 			}})
 			for i, p := range pending {
 				rr := rres[i]
-				p.res.Verdicts = append(p.res.Verdicts, refs0.Verdict(p.tr, p.plan, invariants.ReferenceOptions{}, func(*sim.Plan) (*sim.Trace, error) { return rr.Trace, rr.Err }))
+				p.res.Verdicts = append(p.res.Verdicts, refs0.Verdict(p.tr, p.plan, invariants.ReferenceOptions{}, servedRun(host, rr.Trace, rr.Err)))
 				done[p.res.Job.Plan] += refCPU[rjobs[i].Plan]
 			}
 		}
@@ -357,6 +358,28 @@ func HuntPlans(host Host, workloads []*sim.Plan, opt HuntOptions) (*HuntReport, 
 	}
 	rep.CPU = fakeapibench.ProcessCPU() - start
 	return rep, nil
+}
+
+// servedRun is the run function a targeted run's matches-reference verdict
+// (ReferenceCache.Verdict) gets: a plan with the steps of ref's plan (the
+// reference run, already run: the workload's, or the targeted plan's own)
+// is served ref (and err), both times the cache asks for a fault-free run
+// of it (the second run, which finds the controller's own
+// nondeterminism, is not made again); any other plan (the late-start run,
+// LateStartPlan, when the faulted run ends unlike the reference with its
+// desired state held) is run under host, one at a time, as Test runs it.
+// Before, every plan was served ref: the late-start run was the
+// reference again, and a plan that ends as a controller started after the
+// user's last step failed matches-reference in a campaign while Test
+// passed it.
+func servedRun(host Host, ref *sim.Trace, err error) func(*sim.Plan) (*sim.Trace, error) {
+	return func(p *sim.Plan) (*sim.Trace, error) {
+		if ref == nil || ref.Plan == nil || reflect.DeepEqual(p.Steps, ref.Plan.Steps) {
+			return ref, err
+		}
+		res, _ := RunBatch(host, []Job{NewJob(p.Clone(), nil)}, Options{Sequential: true, DropTraces: false})
+		return res[0].Trace, res[0].Err
+	}
 }
 
 // judgeHunt turns a targeted run's result into a verdict: "error" when the
