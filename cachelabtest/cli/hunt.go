@@ -118,7 +118,10 @@ func huntCmd(env *Env, args []string) int {
 			return
 		}
 		rep.WriteTable(env.Stdout)
-		if f := rep.First(); f != nil {
+		if f := rep.First(); f != nil && f.Class == lab.ClassReference {
+			fmt.Fprintf(env.Stdout, "targeted: first failure before any targeted plan: %s fails with no fault (the workload alone; %d references run), %s CPU\n",
+				f.Plan.Name, len(rep.References), f.CPU.Round(time.Millisecond))
+		} else if f != nil {
 			fmt.Fprintf(env.Stdout, "targeted: first failure at plan %d of %d (%s), %s CPU\n", f.Index, rep.Generated, f.Class, f.CPU.Round(time.Millisecond))
 		} else {
 			fmt.Fprintf(env.Stdout, "targeted: no failure in %d plans, %s CPU\n", len(rep.Rows), rep.CPU.Round(time.Millisecond))

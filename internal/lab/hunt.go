@@ -34,7 +34,10 @@ type HuntOptions struct {
 	// more run.
 	Shrink bool
 	// StopAtFirst stops the campaign after the batch holding the first
-	// failure (plans are run in generation order, Parallel at a time).
+	// failure (plans are run in the campaign's order, Parallel at a
+	// time). A workload whose reference run fails with no fault is that
+	// first failure: the campaign stops before any targeted plan, with
+	// one row of class ClassReference.
 	StopAtFirst bool
 	// Targeted tunes the plans (scenarios.TargetedOptions).
 	Targeted scenarios.TargetedOptions
@@ -47,6 +50,11 @@ type HuntOptions struct {
 	// Optional; default "cachelab replay PATH".
 	Replay func(planPath string) string
 }
+
+// ClassReference is the class of a HuntRow that is no targeted plan but a
+// workload's fault-free reference run that fails on its own (the workload
+// alone shows the bug; HuntOptions.StopAtFirst).
+const ClassReference = "reference"
 
 // HuntRow is one targeted plan of a campaign and its verdict.
 type HuntRow struct {
@@ -204,7 +212,10 @@ func HuntPlans(host Host, workloads []*sim.Plan, opt HuntOptions) (*HuntReport, 
 		}
 		refJobs = append(refJobs, NewJob(ref, nil))
 	}
-	refs, out := RunBatch(host, refJobs, Options{Parallel: opt.Parallel})
+	refCPU := map[*sim.Plan]time.Duration{}
+	refs, out := RunBatch(host, refJobs, Options{Parallel: opt.Parallel, OnDone: func(r *Result) {
+		refCPU[r.Job.Plan] = fakeapibench.ProcessCPU() - start
+	}})
 	rep.References = refs
 	var targeted []scenarios.Targeted
 	// ends[i] is workload i's reference end state (nil: not comparable),
@@ -240,8 +251,26 @@ func HuntPlans(host Host, workloads []*sim.Plan, opt HuntOptions) (*HuntReport, 
 		}
 		targeted, of = t2, of2
 	}
-	refs0 := &ReferenceCache{}
 	rep.Generated = len(targeted)
+	if opt.StopAtFirst {
+		// The workload alone fails: every targeted plan of it inherits
+		// the failure, and none is needed to show it.
+		for i, r := range refs {
+			if v, failed, err := judgeHunt(r); v != "pass" {
+				row := HuntRow{Class: ClassReference, Perturbation: "none: the workload's fault-free reference run (" + refJobs[i].Plan.Name + ")",
+					Plan: refJobs[i].Plan, Verdict: v, Failed: failed, Err: err, CPU: refCPU[refJobs[i].Plan], Index: 0}
+				for _, v := range r.Verdicts {
+					if v.Failed() && !IsMeasurement(v.Invariant) {
+						row.Reasons = append(row.Reasons, v.Invariant+": "+v.Reason)
+					}
+				}
+				rep.Rows = append(rep.Rows, row)
+				rep.CPU = fakeapibench.ProcessCPU() - start
+				return rep, nil
+			}
+		}
+	}
+	refs0 := &ReferenceCache{}
 	replay := opt.Replay
 	if replay == nil {
 		replay = func(path string) string { return "cachelab replay " + path }

@@ -188,6 +188,52 @@ func TestHuntReadOwnWritesFindsAStatusComparedWithACopyOlderThanItsOwnWrite(t *t
 	}
 }
 
+// With StopAtFirst, a workload whose fault-free reference run fails (the
+// workload alone shows the bug: a finalizer never removed after the user's
+// delete) is the campaign's first failure: it stops before any targeted
+// plan, with one row of class reference naming the failed invariants.
+// Before, the campaign ran targeted plans until one failed (plan 26 of
+// 323 for finalizer-never-removed, though the fifth reference had already
+// failed). The correct Bellerophon's reference passes: its targeted plans
+// run.
+func TestHuntStopsAtAReferenceThatFailsAlone(t *testing.T) {
+	s, err := scenarios.Get("finalizer-cleanup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		subject string
+		stops   bool
+	}{
+		{"bellerophon/finalizer-never-removed", true},
+		{"bellerophon", false},
+	} {
+		t.Run(c.subject, func(t *testing.T) {
+			p := s.PlanFor(c.subject)
+			rep, err := lab.HuntPlans(lab.TestHost(t), []*sim.Plan{&p}, lab.HuntOptions{Parallel: 1, StopAtFirst: true, Classes: []string{scenarios.ClassIntermediate}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := rep.First()
+			if !c.stops {
+				if f != nil {
+					t.Fatalf("the correct controller failed: %s %v %v", f.Class, f.Failed, f.Reasons)
+				}
+				if len(rep.Rows) == 0 || slices.ContainsFunc(rep.Rows, func(r lab.HuntRow) bool { return r.Class == lab.ClassReference }) {
+					t.Fatalf("want the targeted plans run and no reference row: %d rows", len(rep.Rows))
+				}
+				return
+			}
+			if f == nil || f.Class != lab.ClassReference || len(rep.Rows) != 1 {
+				t.Fatalf("want one row, the failing reference; got %d rows, first %+v", len(rep.Rows), f)
+			}
+			if !slices.Contains(f.Failed, "finalizers") || f.CPU <= 0 || f.Plan == nil {
+				t.Errorf("the reference row: failed %v, CPU %s, plan %v", f.Failed, f.CPU, f.Plan != nil)
+			}
+		})
+	}
+}
+
 // Within a kind, a plan aimed at the controller's repair of a user's
 // change (scenarios.Targeted.Repair) runs before the kind's other
 // qualified targets and the rest, whichever workload it comes from: the
