@@ -8,11 +8,13 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/cachelab/cachelab/cachelabtest"
 	"github.com/cachelab/cachelab/sim"
@@ -356,4 +358,23 @@ func TestTheGarbageCollectorInAProcessIsAClearError(t *testing.T) {
 	if len(failures) != 1 || !strings.Contains(failures[0].Report, want) {
 		t.Fatalf("got %d failures, want 1 saying %q", len(failures), want)
 	}
+}
+
+// Beside works for a controller-runtime operator too (it does not touch
+// Setup): the cluster and the real collector run beside the manager, and
+// the operator, crashed at 2 s and restarted at 10 s, passes every
+// invariant.
+func TestControllerRuntimeOperatorBesideTheCluster(t *testing.T) {
+	c := cluster.Beside(cachelabtest.Controller{
+		Name: "web-reconciler-beside",
+		Setup: func(mgr ctrl.Manager) error {
+			return ctrl.NewControllerManagedBy(mgr).For(&corev1.ConfigMap{}).Owns(&appsv1.Deployment{}).
+				Complete(&webReconciler{mgr.GetClient()})
+		},
+		Desired: desired,
+	})
+	if !c.ExternalGC {
+		t.Fatal("Beside with its default names did not set ExternalGC")
+	}
+	cachelabtest.Test(t, c, cachelabtest.These(crashPlan(c.Name)))
 }
