@@ -1,6 +1,6 @@
 // Package cluster runs kube-controller-manager's real workload controllers
 // (k8s.io/kubernetes v1.37.1: Deployment, ReplicaSet, StatefulSet, Job)
-// beside a user's controller under the lab, so that the Deployments,
+// and its garbage collector beside a user's controller under the lab, so that the Deployments,
 // StatefulSets and Jobs an operator creates make ReplicaSets and Pods and
 // get a status, as in a cluster. With a plan that runs the lab's kubelet
 // actor (sim.Plan.Kubelet; Random plans over a user's kinds run it), the
@@ -8,7 +8,7 @@
 //
 // One line in a user's test:
 //
-//	cachelabtest.Test(t, cluster.Around(cachelabtest.Controller{Start: ..., Desired: ...}), plans)
+//	cachelabtest.Test(t, cluster.Beside(cachelabtest.Controller{Start: ..., Desired: ...}), plans)
 //
 // The cluster's controllers are helper actors, not subjects: each writes
 // under its own client name (DeploymentController, ...), as
