@@ -2,8 +2,11 @@ package sim
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -92,7 +95,13 @@ func (e Exploration) Complete() bool { return e.Pending == 0 }
 //
 // A schedule is a choice, at each turn where more than one ticket (request
 // answer, watch event, drawn disconnect, a subject's turn) is ready, of
-// which goes first. The canonical run (or, when p has a Schedule, the run
+// which goes first; and, at each handler turn that takes one object of a
+// batch client-go hands out in Go's map order (a WatchList's objects, a
+// relist's deletions, a resync), of which of the batch's objects comes
+// first (ChoicePoint.Orders). No ticket decides that order: a schedule
+// naming another object is followed as a replay follows a recorded run,
+// started over until client-go's order gives it (up to ReplayAttempts
+// times; Diverged counts those that never did). The canonical run (or, when p has a Schedule, the run
 // that follows it: explore a recorded run) makes every choice by the
 // scheduler's order; a deviation
 // releases another ready ticket instead, and the run goes on canonically
@@ -104,8 +113,9 @@ func (e Exploration) Complete() bool { return e.Pending == 0 }
 // moving virtual time, which the plan fixes; (2) events of one watch are
 // never permuted (only a watch's head asks for a turn: order within a
 // stream is the API's promise); (3) two choices that lead to the same
-// sequence of releases are run once (by the schedule's digest): the subject
-// saw the same answers in the same order; (4) the partial-order reduction
+// sequence of releases are run once (by the schedule's digest, with the
+// objects of the subject's turns: EntriesDigest): the subject saw the same
+// answers in the same order; (4) the partial-order reduction
 // below (unless NoReduction).
 //
 // The partial-order reduction. A run's processes share nothing but the
@@ -182,7 +192,11 @@ func Explore(tb testing.TB, p *Plan, opts ExploreOptions) (Exploration, error) {
 			if cp.Turn < from || cp.Turn >= len(tr.Schedule) || (to >= 0 && cp.Turn >= to) {
 				continue
 			}
-			stack = append(stack, frame{parent: tr, turn: cp.Turn, alts: cp.Ready[1:], deviations: deviations})
+			alts := append(slices.Clip(cp.Ready[1:]), cp.Orders...)
+			if len(alts) == 0 {
+				continue
+			}
+			stack = append(stack, frame{parent: tr, turn: cp.Turn, alts: alts, deviations: deviations})
 		}
 	}
 	run := func(schedule []string) (*Trace, error) {
@@ -204,7 +218,7 @@ func Explore(tb testing.TB, p *Plan, opts ExploreOptions) (Exploration, error) {
 	if first.Outcome == "" {
 		return ex, errors.New("sim: explore: the canonical run did not finish")
 	}
-	seen[ScheduleDigest(first.Schedule)] = true
+	seen[EntriesDigest(first.Schedule)] = true
 	ex.Schedules = 1
 	ex.ChoicePoints = len(first.Choices)
 	if opts.OnSchedule != nil {
@@ -228,7 +242,7 @@ func Explore(tb testing.TB, p *Plan, opts ExploreOptions) (Exploration, error) {
 			predicted, m = predictSwap(parent, k, alt)
 		}
 		if predicted != nil {
-			d := ScheduleDigest(predicted)
+			d := EntriesDigest(predicted)
 			if seen[d] {
 				ex.Duplicates++
 				continue
@@ -251,7 +265,7 @@ func Explore(tb testing.TB, p *Plan, opts ExploreOptions) (Exploration, error) {
 			ex.Diverged++
 			continue
 		}
-		d := ScheduleDigest(tr.Schedule)
+		d := EntriesDigest(tr.Schedule)
 		if seen[d] {
 			ex.Duplicates++
 			continue
@@ -269,7 +283,7 @@ func Explore(tb testing.TB, p *Plan, opts ExploreOptions) (Exploration, error) {
 			push(tr, len(schedule), m+1, deviations)
 			for _, cp := range tr.Choices {
 				if cp.Turn > m && cp.Turn < len(tr.Schedule) {
-					ex.Folded += len(cp.Ready) - 1
+					ex.Folded += len(cp.Ready) - 1 + len(cp.Orders)
 				}
 			}
 		default:
@@ -382,4 +396,126 @@ func ExploreRandom(tb testing.TB, p *Plan, n int, onRun func(i int, tr *Trace)) 
 		onRun(i, tr)
 	}
 	return nil
+}
+
+// withBatchOrders returns choices (a run's choice points, when recorded)
+// with the orders of client-go's batches in schedule added (batchOrders):
+// each to the choice point of its turn, or as a choice point of its own,
+// in the order of the turns.
+func withBatchOrders(choices []ChoicePoint, schedule []string) []ChoicePoint {
+	if choices == nil {
+		return nil
+	}
+	orders := batchOrders(schedule)
+	if len(orders) == 0 {
+		return choices
+	}
+	for i := range choices {
+		if o, ok := orders[choices[i].Turn]; ok {
+			choices[i].Orders = o
+			delete(orders, choices[i].Turn)
+		}
+	}
+	for turn, o := range orders {
+		choices = append(choices, ChoicePoint{Turn: turn, Ready: []string{schedule[turn]}, Orders: o})
+	}
+	slices.SortFunc(choices, func(a, b ChoicePoint) int { return a.Turn - b.Turn })
+	return choices
+}
+
+// batchOrders finds, in a delivery schedule, the subject's handler turns
+// that took one object of a batch client-go hands out in Go's map order,
+// and returns, by turn, the same turn about each other object of the batch
+// still to come (distinct objects, in the order they came).
+//
+// A batch is a run of a client's handler turns of one kind ("turn <client>
+// handler ..." about objects) with no event delivered to any of that
+// client's watches in between: a handler call that no delivery caused
+// comes out of a batch client-go had queued at once (a WatchList's
+// objects after its end bookmark, a relist, a resync). Within it, the
+// deletions of a relist (DELETED, from client-go's known objects: a map)
+// come before the other objects, so each group is a batch of its own.
+// The other objects are in map order after a WatchList (reflector.go's
+// temporary store) and after a resync, but in the list's order after a
+// list (no WatchList): when the client's last request or delivery before
+// the batch is the answer to a list, only its deletions are a batch.
+func batchOrders(schedule []string) map[int][]string {
+	type member struct {
+		turn    int
+		key     string // the turn's key ("turn <client> handler ... #n")
+		object  string // "<event type> <namespace>/<name>"
+		deleted bool
+	}
+	type open struct {
+		members []member
+		epoch   int  // the client's deliveries when it opened
+		listed  bool // the client's last request or delivery before it was a list
+	}
+	epoch := map[string]int{}    // deliveries to each client's watches so far
+	listed := map[string]bool{}  // whether each client's last request or delivery was a list
+	runs := map[string][]*open{} // per handler base: its batches, the last one open
+	out := map[int][]string{}
+	for i, e := range schedule {
+		switch {
+		case strings.HasPrefix(e, "event "):
+			watcher := strings.Fields(e)[1]
+			client := watcher[:max(strings.LastIndexByte(watcher, '/'), 0)]
+			epoch[client]++
+			listed[client] = false
+		case strings.HasPrefix(e, "req "):
+			f := strings.Fields(e)
+			if len(f) > 2 {
+				listed[f[1]] = f[2] == "list"
+			}
+		case strings.HasPrefix(e, "turn "):
+			key, object := splitEntry(e)
+			f := strings.Fields(key)
+			if object == "" || len(f) < 4 || f[2] != "handler" {
+				continue
+			}
+			client := f[1]
+			base := key[:strings.LastIndex(key, " #")]
+			m := member{turn: i, key: key, object: object, deleted: strings.HasPrefix(object, "DELETED ")}
+			bs := runs[base]
+			if n := len(bs); n > 0 {
+				last := bs[n-1]
+				prev := last.members[len(last.members)-1]
+				if last.epoch == epoch[client] && prev.deleted == m.deleted {
+					last.members = append(last.members, m)
+					continue
+				}
+			}
+			runs[base] = append(bs, &open{members: []member{m}, epoch: epoch[client], listed: listed[client]})
+		}
+	}
+	for _, bs := range runs {
+		for _, b := range bs {
+			if len(b.members) < 2 || (b.listed && !b.members[0].deleted) {
+				continue
+			}
+			for j, m := range b.members {
+				seen := map[string]bool{m.object: true}
+				for _, later := range b.members[j+1:] {
+					if !seen[later.object] {
+						seen[later.object] = true
+						out[m.turn] = append(out[m.turn], m.key+objectSep+later.object)
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// EntriesDigest is ScheduleDigest with the objects of the subject's turns
+// kept: Explore tells apart two schedules whose only difference is the
+// order in which client-go handed out a batch, since it explores those
+// orders too (ChoicePoint.Orders).
+func EntriesDigest(schedule []string) string {
+	h := sha256.New()
+	for _, e := range schedule {
+		h.Write([]byte(e))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
 }

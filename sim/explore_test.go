@@ -3,6 +3,7 @@ package sim_test
 import (
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -256,5 +257,77 @@ func TestExploreReductionFindsTheSameOutcomes(t *testing.T) {
 	t.Logf("wrong relation: %+v:\n%s", wex, diff)
 	if diff == "" {
 		t.Fatal("a reduction that takes every two releases as independent found the same outcomes: the comparison cannot fail")
+	}
+}
+
+// Explore takes the order in which client-go hands out a batch (here the
+// WatchList's three ConfigMaps, which its handler gets in Go's map order)
+// as choice points of its own: at the handler's first turn each other
+// object could have come first, and a schedule naming it is run (starting
+// over until client-go's order gives it, as a replay does). Among the
+// schedules explored within one deviation, the handler's first object is
+// each of a, b and c; and the schedules that name one are followed, not
+// counted as diverged.
+func TestExploreTriesEachObjectOfAWatchListBatchFirst(t *testing.T) {
+	registerTurnTaker()
+	firstObject := func(tr *sim.Trace) string {
+		for _, e := range tr.Schedule {
+			if strings.HasPrefix(e, "turn test/turns handler ") {
+				return e[strings.LastIndexByte(e, ' ')+1:]
+			}
+		}
+		return ""
+	}
+	seen := map[string]int{}
+	ex, err := sim.Explore(t, turnsPlan(), sim.ExploreOptions{MaxDeviations: 1, MaxSchedules: 100, OnSchedule: func(tr *sim.Trace, dev int) {
+		seen[firstObject(tr)]++
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v; first objects %v", ex, seen)
+	for _, o := range []string{"default/a", "default/b", "default/c"} {
+		if seen[o] == 0 {
+			t.Errorf("no explored schedule had the handler take %s first (first objects: %v)", o, seen)
+		}
+	}
+	if ex.Diverged > 0 {
+		t.Errorf("%d explored schedules could not be followed", ex.Diverged)
+	}
+}
+
+// A batch is a run of one client's handler turns with no delivery to that
+// client's watches in between; a relist's deletions are a batch of their
+// own before its other objects; after a list (no WatchList) only the
+// deletions are in map order. Handler calls each caused by a delivery are
+// no batch.
+func TestBatchOrdersAreTheOtherObjectsOfABatchStillToCome(t *testing.T) {
+	h := func(n int, object string) string { return fmt.Sprintf("turn x handler pods #%d @%s", n, object) }
+	schedule := []string{
+		"req x watch pods #1",
+		"event x/pods#1 #1", "event x/pods#1 #2", "event x/pods#1 #3", // a WatchList and its end bookmark
+		h(1, "ADDED default/a"),
+		"turn x get #1 @default/a",
+		h(2, "ADDED default/b"),
+		"event y/pods#1 #1", // another client's delivery does not end x's batch
+		h(3, "ADDED default/c"),
+		"event x/pods#1 #4",
+		h(4, "MODIFIED default/a"), // caused by a delivery: alone
+		"event x/pods#1 #5",
+		h(5, "MODIFIED default/b"),
+		"req x list pods #1", // a relist by a list: deletions, then the list's order
+		h(6, "DELETED default/a"),
+		h(7, "DELETED default/b"),
+		h(8, "MODIFIED default/c"),
+		h(9, "ADDED default/d"),
+	}
+	got := sim.BatchOrdersForTest(schedule)
+	want := map[int][]string{
+		4:  {h(1, "ADDED default/b"), h(1, "ADDED default/c")},
+		6:  {h(2, "ADDED default/c")},
+		14: {h(6, "DELETED default/b")},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("batch orders:\n got %v\nwant %v", got, want)
 	}
 }

@@ -11,3 +11,6 @@ func AssumeAllIndependent() (restore func()) {
 // PendingRetriesForTest returns how many keys have a retry pending after
 // recs (pendingRetries).
 func PendingRetriesForTest(recs []Record) int { return len(pendingRetries(recs)) }
+
+// BatchOrdersForTest returns batchOrders(schedule).
+func BatchOrdersForTest(schedule []string) map[int][]string { return batchOrders(schedule) }

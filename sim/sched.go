@@ -588,13 +588,23 @@ func (s *scheduler) failClient(client string) {
 
 // ChoicePoint is a turn of a run at which more than one ticket was ready:
 // the scheduler released Ready[0] (the canonical choice) unless a plan's
-// Schedule said otherwise; any other could have gone first.
+// Schedule said otherwise; any other could have gone first. Or a turn at
+// which client-go could have handed out another object of a batch first
+// (Orders).
 type ChoicePoint struct {
 	// Turn is the index of the turn in the delivery schedule.
 	Turn int `json:"turn"`
 	// Ready are the keys of the tickets ready at that turn, in canonical
 	// order.
 	Ready []string `json:"ready"`
+	// Orders, at a subject's handler turn that took one object of a batch
+	// client-go hands out in Go's map order (a WatchList's objects, a
+	// relist's deletions, a resync), are the same turn about each other
+	// object of the batch still to come: client-go could have handed any
+	// of them out first (see batchOrders). A schedule naming one is
+	// followed by starting over until client-go's order gives it, as a
+	// replay does.
+	Orders []string `json:"orders,omitempty"`
 }
 
 // ticketKind says what releasing a ticket does, for Explore's reduction.

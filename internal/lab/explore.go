@@ -124,7 +124,7 @@ func ExplorePlan(host Host, p *sim.Plan, opts ExploreOptions) (*ExploreResult, e
 				for _, v := range vs {
 					j.statuses[v.Invariant] = v.Status
 				}
-				runs[sim.ScheduleDigest(tr.Schedule)] = j
+				runs[sim.EntriesDigest(tr.Schedule)] = j
 				count(j.statuses)
 				if len(j.failed) == 0 {
 					return
@@ -135,7 +135,7 @@ func ExplorePlan(host Host, p *sim.Plan, opts ExploreOptions) (*ExploreResult, e
 			},
 			OnEquivalent: func(schedule []string, same *sim.Trace) {
 				n++
-				j := runs[sim.ScheduleDigest(same.Schedule)]
+				j := runs[sim.EntriesDigest(same.Schedule)]
 				count(j.statuses)
 				if len(j.failed) == 0 {
 					return
