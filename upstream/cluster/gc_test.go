@@ -378,3 +378,57 @@ func TestControllerRuntimeOperatorBesideTheCluster(t *testing.T) {
 	}
 	cachelabtest.Test(t, c, cachelabtest.These(crashPlan(c.Name)))
 }
+
+// TestAForegroundDeleteWaitsForTheRealCollector: a Deployment deleted with
+// propagationPolicy Foreground (by a helper beside the run, at 10 s) stays,
+// terminating with the foregroundDeletion finalizer, until the real
+// collector has deleted its ReplicaSet; then the collector removes the
+// finalizer and the Deployment goes, last.
+func TestAForegroundDeleteWaitsForTheRealCollector(t *testing.T) {
+	const at = 10 * time.Second
+	c := idle("gc-foreground")
+	c.Beside = func(ctx context.Context, env *cachelabtest.Env) error {
+		go func() {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(at - env.Sim.Rec.Now()):
+			}
+			fg := metav1.DeletePropagationForeground
+			if err := env.Kube.AppsV1().Deployments("default").Delete(ctx, "web", metav1.DeleteOptions{PropagationPolicy: &fg}); err != nil {
+				env.Sim.Rec.Record(sim.Record{Kind: sim.RecNote, Detail: "foreground delete: " + err.Error()})
+			}
+		}()
+		return nil
+	}
+	p := deploymentPlan()
+	p.Steps = p.Steps[:1] // the helper deletes, not the user
+	tr := traceOf(t, cluster.Beside(c), p)
+	var marked, rsGone, gone time.Duration
+	for _, r := range tr.Records {
+		if r.Kind == sim.RecNote && strings.HasPrefix(r.Detail, "foreground delete: ") {
+			t.Fatal(r.Detail)
+		}
+		if r.Kind != sim.RecWrite {
+			continue
+		}
+		switch {
+		case r.Resource == "deployments.apps" && r.Verb == "delete" && marked == 0:
+			marked = r.At.D()
+			if !strings.Contains(string(r.Object), metav1.FinalizerDeleteDependents) {
+				t.Errorf("the Deployment's delete wrote %s, want it marked with %s", r.Object, metav1.FinalizerDeleteDependents)
+			}
+		case r.Resource == "replicasets.apps" && r.Verb == "delete" && r.Actor == cluster.GarbageCollector:
+			rsGone = r.At.D()
+		case r.Resource == "deployments.apps" && r.Actor == cluster.GarbageCollector:
+			gone = r.At.D() // the finalizer's removal, which deletes it
+		}
+	}
+	if marked < at || rsGone <= marked || gone < rsGone {
+		t.Errorf("Deployment marked at %s, ReplicaSet deleted by the collector at %s, Deployment gone by the collector at %s; want %s <= marked < ReplicaSet <= Deployment", marked, rsGone, gone, at)
+	}
+	if left := finalNames(tr, "deployments.apps"); len(left) != 0 {
+		t.Errorf("deployments at the end: %v, want none", left)
+	}
+	t.Logf("foreground: Deployment marked at %s, ReplicaSet deleted at %s, Deployment gone at %s", marked, rsGone, gone)
+}
