@@ -403,9 +403,6 @@ func ExploreRandom(tb testing.TB, p *Plan, n int, onRun func(i int, tr *Trace)) 
 // each to the choice point of its turn, or as a choice point of its own,
 // in the order of the turns.
 func withBatchOrders(choices []ChoicePoint, schedule []string) []ChoicePoint {
-	if choices == nil {
-		return nil
-	}
 	orders := batchOrders(schedule)
 	if len(orders) == 0 {
 		return choices

@@ -808,7 +808,9 @@ func (r *run) stop(tr *Trace) {
 	var diverged int
 	tr.Schedule, diverged, _ = r.sched.schedule()
 	tr.Diverged = diverged >= 0
-	tr.Choices = withBatchOrders(r.sched.choicePoints(), tr.Schedule)
+	if r.sched.recordChoices {
+		tr.Choices = withBatchOrders(r.sched.choicePoints(), tr.Schedule)
+	}
 	tr.tickets, tr.disturbed = r.sched.ticketLog()
 	tr.Metrics = r.metrics.Series()
 	r.shutdown()
