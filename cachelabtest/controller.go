@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/cachelab/cachelab/internal/lab"
 	"github.com/cachelab/cachelab/scenarios"
@@ -45,6 +46,19 @@ type Controller struct {
 	// manager: real cache, client, RESTMapper and workqueue, over the fake
 	// API server; metrics, health probes and leader election off.
 	Setup func(mgr ctrl.Manager) error
+
+	// ManagerOptions, optional, sets the options of the manager the lab
+	// makes for Setup, as the controller's main.go sets them: the client's
+	// cache options (controller-runtime's read-your-own-writes client,
+	// Client.Cache.EnableReadYourWritesConsistency; DisableFor), the
+	// cache's (ByObject selectors and transforms, DefaultNamespaces,
+	// SyncPeriod), the controllers' (MaxConcurrentReconciles, rate
+	// limiters), leader election. The lab then sets what every run needs:
+	// Scheme from the Controller's Scheme, no metrics, health probe or
+	// pprof listener, and every informer recorded (a NewInformer set here
+	// makes the informer the lab records). Called once per process, before
+	// the manager is made; a panic in it is a failed start.
+	ManagerOptions func(o *manager.Options)
 
 	// Scheme, optional, is the manager's scheme (Setup) and the one State
 	// decodes typed objects with, for the custom types a controller
@@ -128,13 +142,17 @@ type Expectation struct {
 	Reason string
 }
 
-// expectations checks c.Expect and returns it by invariant.
+// expectations checks c.Expect (and that ManagerOptions comes with the
+// Setup it configures) and returns c.Expect by invariant.
 func (c *Controller) expectations() (map[string]Expectation, error) {
+	if c.ManagerOptions != nil && c.Setup == nil {
+		return nil, errors.New("Controller.ManagerOptions is set without Setup: the options are those of the manager Setup registers on (a Start controller builds its own clients)")
+	}
 	if len(c.Expect) == 0 {
 		return nil, nil
 	}
 	var known []string
-	for _, n := range append(lab.InvariantNames(), lab.HealthNoPanics, lab.HealthStarted, lab.HealthSynced) {
+	for _, n := range append(lab.InvariantNames(), lab.HealthNoPanics, lab.HealthStarted, lab.HealthSynced, lab.HealthReturns) {
 		if !lab.IsMeasurement(n) {
 			known = append(known, n)
 		}

@@ -14,6 +14,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/cachelab/cachelab/cachelabtest"
 	"github.com/cachelab/cachelab/internal/lab"
@@ -68,6 +69,11 @@ var wrongInputs = map[string]struct {
 		c.Expect = []cachelabtest.Expectation{{Invariant: "read-your-write", Reason: "retried 409s"}}
 		cachelabtest.Catch(t, c, cachelabtest.These(plan("x")))
 	}, `Controller.Expect\[0\] \("read-your-write"\): no invariant or health verdict has this name`},
+	"manager-options-without-setup": {func(t *testing.T) {
+		c := clientGo("", false)
+		c.ManagerOptions = func(*manager.Options) {}
+		cachelabtest.Test(t, c, cachelabtest.These(plan("x")))
+	}, `Controller.ManagerOptions is set without Setup`},
 	"expect-without-reason": {func(t *testing.T) {
 		c := clientGo("", false)
 		c.Expect = []cachelabtest.Expectation{{Invariant: invariants.NameReadYourWrites}}

@@ -12,7 +12,6 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -41,20 +40,20 @@ func (s *subject) startManager(ctx context.Context, env sim.Env) error {
 		sch = scheme.Scheme
 	}
 	r := s.rec
-	mgr, err := ctrl.NewManager(env.RESTConfig, manager.Options{
+	opts := manager.Options{
 		Scheme:                  sch,
 		Logger:                  logr.Discard(),
-		Metrics:                 metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress:  "0",
 		LeaderElection:          false,
 		GracefulShutdownTimeout: ptr.To(30 * time.Second),
-		Cache: cache.Options{
-			NewInformer: func(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, idx toolscache.Indexers) toolscache.SharedIndexInformer {
-				return r.informer(resourceOf(obj, sch), toolscache.NewSharedIndexInformer(lw, obj, resync, idx))
-			},
-		},
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
+		Controller:              config.Controller{SkipNameValidation: ptr.To(true)},
+	}
+	if s.c.ManagerOptions != nil {
+		if err := s.guardStart("ManagerOptions", func() error { s.c.ManagerOptions(&opts); return nil }); err != nil {
+			return err
+		}
+	}
+	labManagerOptions(&opts, sch, r)
+	mgr, err := ctrl.NewManager(env.RESTConfig, opts)
 	if err != nil {
 		return fmt.Errorf("cachelabtest: new manager: %w", err)
 	}
@@ -68,6 +67,25 @@ func (s *subject) startManager(ctx context.Context, env sim.Env) error {
 		}
 	}()
 	return nil
+}
+
+// labManagerOptions sets what the lab needs of every manager, after the
+// Controller's ManagerOptions: no metrics or health probe listener (the run
+// has no network), the scheme the Controller gave, and every informer the
+// cache makes recorded, around the controller's own NewInformer when it set
+// one (its informer is the one recorded).
+func labManagerOptions(o *manager.Options, sch *runtime.Scheme, r *recording) {
+	o.Scheme = sch
+	o.Metrics = metricsserver.Options{BindAddress: "0"}
+	o.HealthProbeBindAddress = "0"
+	o.PprofBindAddress = ""
+	newInformer := o.Cache.NewInformer
+	if newInformer == nil {
+		newInformer = toolscache.NewSharedIndexInformer
+	}
+	o.Cache.NewInformer = func(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, idx toolscache.Indexers) toolscache.SharedIndexInformer {
+		return r.informer(resourceOf(obj, sch), newInformer(lw, obj, resync, idx))
+	}
 }
 
 // labManager is the manager given to Setup: the real one, whose Add

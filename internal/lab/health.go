@@ -24,7 +24,17 @@ const (
 	// the controller's last process never synced, or was given an event
 	// handler but never started (the factory's Start never called).
 	HealthSynced = "informers-synced"
+	// HealthReturns fails when a reconcile of the controller ran for
+	// hangBound of virtual time or more: it returned that late, only when
+	// its process was stopped (a crash, the run's end), or never. A worker
+	// blocked that long handles nothing else of its queue (with one worker,
+	// the controller is stuck). It is shown only when it fails.
+	HealthReturns = "reconciles-return"
 )
+
+// hangBound is how long a reconcile may run, in virtual time, before
+// HealthReturns fails it.
+const hangBound = 60 * time.Second
 
 // syncBound is how long an informer may take to sync, in virtual time,
 // before HealthSynced fails it.
@@ -52,6 +62,19 @@ func HealthVerdicts(tr *sim.Trace) []invariants.Verdict {
 	// an event handler (its handler-synced "false"), with that record;
 	// started, those whose informer ran (its informer-synced "false").
 	handled, started := map[string]sim.Record{}, map[string]bool{}
+	// open are the reconciles under way, by key; hung, the [start, end]
+	// of those that ran hangBound or more (end is the zero Record when the
+	// run ended with the reconcile still open).
+	open := map[string]sim.Record{}
+	var hung [][2]sim.Record
+	closeOpen := func(at sim.Duration) {
+		for _, k := range slices.Sorted(maps.Keys(open)) {
+			if at.D()-open[k].At.D() >= hangBound {
+				hung = append(hung, [2]sim.Record{open[k], {At: at}})
+			}
+		}
+		clear(open)
+	}
 	for _, r := range tr.Records {
 		if r.Actor != actor {
 			continue
@@ -61,8 +84,18 @@ func HealthVerdicts(tr *sim.Trace) []invariants.Verdict {
 			if (r.Verb == "list" || r.Verb == "watch") && r.Code >= 400 {
 				lastFailedList[r.Resource] = r
 			}
-		case sim.RecHandler, sim.RecReconcile:
+		case sim.RecHandler:
 			nCalls++
+		case sim.RecReconcile:
+			nCalls++
+			if r.Op == "start" {
+				open[r.Key] = r
+			} else if start, ok := open[r.Key]; ok {
+				if r.At.D()-start.At.D() >= hangBound {
+					hung = append(hung, [2]sim.Record{start, r})
+				}
+				delete(open, r.Key)
+			}
 		case sim.RecNote:
 			switch r.Op {
 			case OpPanic:
@@ -71,6 +104,7 @@ func HealthVerdicts(tr *sim.Trace) []invariants.Verdict {
 				stops = append(stops, r)
 			}
 		case sim.RecRestart, sim.RecCrash:
+			closeOpen(r.At)
 			clear(unsynced)
 			clear(handled)
 			clear(started)
@@ -91,7 +125,11 @@ func HealthVerdicts(tr *sim.Trace) []invariants.Verdict {
 			}
 		}
 	}
+	closeOpen(tr.End)
 	var out []invariants.Verdict
+	if len(hung) > 0 {
+		out = append(out, hungVerdict(hung, tr))
+	}
 	switch {
 	case len(panics) > 0:
 		first := panics[0]
@@ -155,4 +193,33 @@ func HealthVerdicts(tr *sim.Trace) []invariants.Verdict {
 			Reason: fmt.Sprintf("%d informer(s) of the last process had not synced when the run ended, less than %s after they started: too early to require it", len(unsynced), syncBound)})
 	}
 	return out
+}
+
+// hungVerdict is HealthReturns' failure for the reconciles that ran
+// hangBound or more ([start, end] each; end.Pos 0 and no Key when it never
+// returned), the first one told.
+func hungVerdict(hung [][2]sim.Record, tr *sim.Trace) invariants.Verdict {
+	start, end := hung[0][0], hung[0][1]
+	pos := make([]int, 0, 2*len(hung))
+	for _, h := range hung {
+		pos = append(pos, h[0].Pos)
+		if h[1].Key != "" {
+			pos = append(pos, h[1].Pos)
+		}
+	}
+	var how string
+	switch {
+	case end.Key == "":
+		how = fmt.Sprintf("had not returned when the run ended at t=%s (%s)", tr.End, FirstLineOf(tr.Outcome))
+	case end.At.D() >= tr.End.D():
+		how = fmt.Sprintf("returned only when the run ended at t=%s (%s)", tr.End, FirstLineOf(tr.Outcome))
+	default:
+		how = fmt.Sprintf("returned only at t=%s", end.At)
+	}
+	if end.Result != "" && end.Result != "ok" {
+		how += ", with " + FirstLineOf(end.Result)
+	}
+	return invariants.Verdict{Invariant: HealthReturns, Status: invariants.Fail, Positions: pos,
+		Reason: fmt.Sprintf("%d reconcile(s) ran %s or more; the first, of %s, started at t=%s and %s: a worker blocked this long handles nothing else of its queue",
+			len(hung), hangBound, start.Key, start.At, how)}
 }
