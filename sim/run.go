@@ -134,8 +134,9 @@ func Bubble(tb testing.TB, f func(t *testing.T)) {
 //  2. builds a fakeapi.Server with the fault policy as Hooks and the trace
 //     recorder as Observer, registers the subject's CRDs and creates
 //     p.Objects (client "setup");
-//  3. starts the kubelet actor (if p.Kubelet is set) and the subject, with
-//     clients of its own name;
+//  3. starts the kubelet actor (if p.Kubelet is set), the subject's
+//     helper actors for the whole run (SubjectInfo.Beside, which crash
+//     steps do not stop) and the subject, with clients of its own name;
 //  4. plays the steps at their virtual times (ties in list order), each
 //     recorded as a RecStep before its effects; between two steps due at
 //     the same instant it waits until every goroutine of the run is
