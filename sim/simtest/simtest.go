@@ -175,8 +175,12 @@ func (s *Subject) handled(typ watch.EventType, obj, old any, initial bool) {
 	key := cache.ObjectName{Namespace: rec.Namespace, Name: rec.Name}
 	s.turn("handler", string(typ)+" "+key.String())
 	s.env.Rec.Record(rec)
-	s.queue.Add(key)
+	// Recorded before the Add: the worker the Add wakes records its get
+	// after it, also in a run without the scheduler's turns (where an add
+	// recorded after its get would leave the key pending, and the run
+	// never quiet).
 	s.env.Rec.Record(sim.Record{Kind: sim.RecQueue, Op: "add", Key: key.String()})
+	s.queue.Add(key)
 }
 
 // processNext reconciles one key; false once the queue is shut down.
