@@ -156,14 +156,21 @@ type reference struct {
 	// late is the end state of the late-start run (LateStartPlan), run
 	// when a faulted run first needs it; guarded by the cache's mutex.
 	late *lateStart
+	// settled is the end state of the settled run (SettledPlan), run
+	// when a faulted run first needs it (after the late-start run did not
+	// match); guarded by the cache's mutex.
+	settled *lateStart
 }
 
-// lateStart is what the cache keeps of a late-start run: its end state,
-// or why it is no yardstick.
+// lateStart is what the cache keeps of a fault-free run of the
+// reference's user actions under other timing (the late-start run, the
+// settled run): its end state, or why it is no yardstick.
 type lateStart struct {
 	end *invariants.EndState
-	// at is when the controller started.
-	at sim.Duration
+	// how says, for the verdict, how the run differs from the reference
+	// ("with the controller started only after the last of them (2s, no
+	// fault)").
+	how string
 	// unusable says why the run is no yardstick (it failed, did not
 	// settle, missed its desired state, or could not do a user step), ""
 	// when it is one.
@@ -330,6 +337,44 @@ func LateStartPlan(ref *sim.Plan) (late *sim.Plan, ok bool) {
 	return late, true
 }
 
+// SettledPlan returns ref (a reference plan) with the controller given
+// time to settle on each of the user's states before the next: a user
+// wait-quiet step before each group of steps due at one time after 0s
+// (the wait lasts until nothing has changed for the plan's quiet period;
+// the steps after it are played when it ends), and a deadline long enough
+// for every wait. What such a controller sees is what one sees whose
+// users act slowly: every intermediate state, each acted on in full. A
+// faulted controller that saw an older state late (a watch held over the
+// user's change) may act as it would have, had it been that fast: a
+// StatefulSet's Pods created from the template before the change, kept
+// by OnDelete or a partition. ok is false when no step comes after 0s.
+func SettledPlan(ref *sim.Plan) (settled *sim.Plan, ok bool) {
+	if ref == nil {
+		return nil, false
+	}
+	steps := slices.Clone(ref.Steps)
+	sort.SliceStable(steps, func(i, j int) bool { return steps[i].At < steps[j].At })
+	settled = ref.Clone()
+	settled.Steps = nil
+	waits := 0
+	for i, s := range steps {
+		if s.At > 0 && s.Op != "wait-quiet" && (i == 0 || steps[i-1].At != s.At) {
+			settled.Steps = append(settled.Steps, sim.Step{At: s.At, Actor: "user", Op: "wait-quiet"})
+			waits++
+		}
+		settled.Steps = append(settled.Steps, s)
+	}
+	if waits == 0 {
+		return nil, false
+	}
+	deadline := ref.Deadline
+	if deadline == 0 {
+		deadline = sim.Duration(sim.DefaultDeadline)
+	}
+	settled.Deadline = deadline * sim.Duration(waits+1)
+	return settled, true
+}
+
 // desiredAtEnd reports whether tr's subject reports a desired state
 // (RecDesired records) and its last one says it held.
 func desiredAtEnd(tr *sim.Trace) bool {
@@ -345,73 +390,100 @@ func desiredAtEnd(tr *sim.Trace) bool {
 // allowedOtherwise judges a faulted run whose end state differs from the
 // reference's (v, a failure) and whose subject's desired state held at its
 // end. Some controllers' end states depend, with no fault at all, on which
-// of the user's states they saw: a StatefulSet's Pod below its partition
-// keeps the template it was created from, the scale an HPA set stays when
-// the HPA is deleted. The plan then allows several end states, and one of
-// them is that of a controller started after the user's last action (a
-// legitimate execution: it was deployed late, or down all along). When
-// the faulted run's end state equals that late-start run's (LateStartPlan,
-// run with run and compared as the reference is, leaving out what the two
-// fault-free runs left out), and the late-start run, settled, reached the
+// of the user's states they saw, and when: a StatefulSet's Pod below its
+// partition keeps the template it was created from, the scale an HPA set
+// stays when the HPA is deleted. The plan then allows several end states.
+// Two more fault-free runs of the same user actions stand for the
+// extremes: a controller started after the user's last action (it saw
+// none of the states on the way: LateStartPlan) and one given time to
+// settle on each state before the next (it saw every state and acted on
+// it in full: SettledPlan). When the faulted run's end state equals one of
+// theirs (compared as the reference is, leaving out what the two
+// fault-free reference runs left out), and that run settled, reached the
 // desired state and did the same user actions, the verdict passes and
 // says what the reference holds otherwise. Otherwise v stands: a faulted
-// run that differs from both still fails, and so does one whose subject
-// reports no desired state (its end state is then its only contract).
+// run that differs from all three still fails, and so does one whose
+// subject reports no desired state (its end state is then its only
+// contract).
 func (c *ReferenceCache) allowedOtherwise(v invariants.Verdict, tr *sim.Trace, ref *reference, refPlan *sim.Plan, opts invariants.ReferenceOptions, run func(*sim.Plan) (*sim.Trace, error)) invariants.Verdict {
-	c.mu.Lock()
-	late := ref.late
-	c.mu.Unlock()
-	if late == nil {
-		late = runLateStart(refPlan, ref, opts, run)
-		c.mu.Lock()
-		ref.late = late
-		c.mu.Unlock()
+	alternatives := []struct {
+		slot *(*lateStart)
+		plan func(*sim.Plan) (*sim.Plan, bool)
+		how  func(p *sim.Plan) string
+	}{
+		{&ref.late, LateStartPlan, func(p *sim.Plan) string {
+			return "with the controller started only after the last of them (" + p.Steps[len(p.Steps)-1].At.String() + ", no fault)"
+		}},
+		{&ref.settled, SettledPlan, func(*sim.Plan) string {
+			return "with the controller given time to settle on each of them before the next (no fault)"
+		}},
 	}
-	if late.unusable != "" {
-		return v
+	for _, alt := range alternatives {
+		c.mu.Lock()
+		a := *alt.slot
+		c.mu.Unlock()
+		if a == nil {
+			a = runAlternative(refPlan, alt.plan, alt.how, ref, opts, run)
+			c.mu.Lock()
+			*alt.slot = a
+			c.mu.Unlock()
+		}
+		if pass, ok := matchesAlternative(v, tr, a, opts); ok {
+			return pass
+		}
+	}
+	return v
+}
+
+// matchesAlternative returns the passing verdict when tr ends as the
+// alternative fault-free run a did, with the same user actions.
+func matchesAlternative(v invariants.Verdict, tr *sim.Trace, a *lateStart, opts invariants.ReferenceOptions) (invariants.Verdict, bool) {
+	if a.unusable != "" {
+		return v, false
 	}
 	here := childTargets(tr)
-	for st, target := range late.children {
+	for st, target := range a.children {
 		if t, ok := here[st]; ok && t != target {
-			return v
+			return v, false
 		}
 	}
 	failedHere := map[string]bool{}
 	for i := range FailedSteps(tr) {
 		failedHere[stepText(tr.Plan, i)] = true
 	}
-	for st := range late.failed {
+	for st := range a.failed {
 		if !failedHere[st] {
-			return v
+			return v, false
 		}
 	}
-	lv := invariants.MatchesReference(tr, late.end, opts)
+	lv := invariants.MatchesReference(tr, a.end, opts)
 	if lv.Status != invariants.Pass {
-		return v
+		return v, false
 	}
-	equal := strings.Replace(lv.Reason, "the fault-free reference run's", "that of the same user actions with the controller started only after the last of them ("+late.at.String()+", no fault), which the plan allows", 1)
+	equal := strings.Replace(lv.Reason, "the fault-free reference run's", "that of the same user actions "+a.how+", which the plan allows", 1)
 	return invariants.Verdict{Invariant: invariants.NameMatchesReference, Status: invariants.Pass,
 		Reason: fmt.Sprintf("%s. Against the fault-free reference run, whose controller saw the user's states on the way: %s. This controller's end state depends on which of the user's states it saw, "+
-			"and its desired state holds at the end of all three runs", equal, v.Reason),
-		Detail: "how the fault-free reference run ends otherwise:\n" + v.Detail}
+			"and when, and its desired state holds at the end of all three runs", equal, v.Reason),
+		Detail: "how the fault-free reference run ends otherwise:\n" + v.Detail}, true
 }
 
-// runLateStart runs the late-start plan of refPlan and keeps its end
-// state, with what the reference's two fault-free runs left out, or why it
-// is no yardstick.
-func runLateStart(refPlan *sim.Plan, ref *reference, opts invariants.ReferenceOptions, run func(*sim.Plan) (*sim.Trace, error)) *lateStart {
-	p, ok := LateStartPlan(refPlan)
+// runAlternative runs the alternative plan that plan derives from
+// refPlan (LateStartPlan, SettledPlan) and keeps its end state, with what
+// the reference's two fault-free runs left out, or why it is no
+// yardstick.
+func runAlternative(refPlan *sim.Plan, plan func(*sim.Plan) (*sim.Plan, bool), how func(*sim.Plan) string, ref *reference, opts invariants.ReferenceOptions, run func(*sim.Plan) (*sim.Trace, error)) *lateStart {
+	p, ok := plan(refPlan)
 	if !ok {
 		return &lateStart{unusable: "no step after 0s"}
 	}
-	out := &lateStart{at: p.Steps[len(p.Steps)-1].At, failed: map[string]string{}}
+	out := &lateStart{how: how(p), failed: map[string]string{}}
 	tr, err := run(p)
 	switch {
 	case err != nil:
-		out.unusable = "the late-start run failed: " + err.Error()
+		out.unusable = "the run failed: " + err.Error()
 		return out
 	case tr == nil:
-		out.unusable = "the late-start run left no trace"
+		out.unusable = "the run left no trace"
 		return out
 	}
 	if tr.Plan == nil {
@@ -423,16 +495,16 @@ func runLateStart(refPlan *sim.Plan, ref *reference, opts invariants.ReferenceOp
 		return out
 	}
 	if es.Outcome != "quiet" {
-		out.unusable = "the late-start run did not settle"
+		out.unusable = "the run did not settle"
 		return out
 	}
 	if !desiredAtEnd(tr) {
-		out.unusable = "the late-start run did not reach the desired state"
+		out.unusable = "the run did not reach the desired state"
 		return out
 	}
 	if conv, ok := invariants.Lookup(invariants.NameEventualConvergence); ok {
 		if cv := conv.Check(tr); cv.Status == invariants.Fail {
-			out.unusable = "the late-start run failed eventual-convergence: " + cv.Reason
+			out.unusable = "the run failed eventual-convergence: " + cv.Reason
 			return out
 		}
 	}

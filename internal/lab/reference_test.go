@@ -209,3 +209,150 @@ func TestReferenceCacheKeepsTheLatestReferenceTrace(t *testing.T) {
 		t.Error("the reference never ran")
 	}
 }
+
+// twoCopiesRun builds the trace of a run of a controller that makes, for
+// ConfigMap "a", child a-0 at 1s and a-1 at 3s (one at a time, as a
+// StatefulSet makes its Pods in order), each from the n "a" showed it
+// then, and keeps them (as OnDelete keeps a Pod's template). The user sets
+// n=1 at 2s. first and second are the children's n; extra adds a
+// leftover child; desired is the subject's last RecDesired.
+func twoCopiesRun(p *sim.Plan, uid, first, second string, extra bool, desired *bool) *sim.Trace {
+	b := tracebuild.New("ctrl")
+	a := b.Create(sim.ClientSetup, tracebuild.Obj{Resource: "configmaps", Namespace: "default", Name: "a", UID: uid + "-a", Spec: map[string]any{"n": "0"}})
+	b.At(time.Second)
+	b.Create("ctrl", tracebuild.Obj{Resource: "configmaps", Namespace: "default", Name: "a-0", UID: uid + "-0", Owner: a.UID, Spec: map[string]any{"n": first}})
+	b.At(2 * time.Second)
+	a.Spec = map[string]any{"n": "1"}
+	b.Update("user", "patch", a)
+	b.At(3 * time.Second)
+	b.Create("ctrl", tracebuild.Obj{Resource: "configmaps", Namespace: "default", Name: "a-1", UID: uid + "-1", Owner: a.UID, Spec: map[string]any{"n": second}})
+	if extra {
+		b.Create("ctrl", tracebuild.Obj{Resource: "configmaps", Namespace: "default", Name: "a-leftover", UID: uid + "-left", Owner: a.UID})
+	}
+	if desired != nil {
+		b.Desired("ctrl", *desired, "")
+	}
+	b.At(20 * time.Second)
+	b.Final()
+	tr := b.Trace("quiet")
+	tr.Plan = p
+	return tr
+}
+
+// heldCopyPlan is userPatchPlan with the controller's ConfigMap watch held
+// from 1.5s for 2s: it sees n=1 only at 3.5s, after it made a-1.
+func heldCopyPlan() *sim.Plan {
+	p := userPatchPlan()
+	p.Steps = append(p.Steps, sim.Step{At: sim.Duration(1500 * time.Millisecond), Actor: sim.ActorFaults, Op: "hold", Resource: "configmaps", Target: "ctrl", For: sim.Duration(2 * time.Second)})
+	return p
+}
+
+// twoCopiesRuns serves the fault-free runs of heldCopyPlan: the
+// reference's controller makes a-1 after the patch (n=1), the late-start
+// run's both from n=1, the settled run's (its wait-quiet before the
+// patch) both from n=0. It counts the settled runs.
+func twoCopiesRuns(settledDesired *bool, settledRuns *int) func(*sim.Plan) (*sim.Trace, error) {
+	yes := true
+	return func(p *sim.Plan) (*sim.Trace, error) {
+		for _, s := range p.Steps {
+			switch {
+			case s.Actor == "controller" && s.Op == "restart":
+				return twoCopiesRun(p, "late", "1", "1", false, &yes), nil
+			case s.Actor == "user" && s.Op == "wait-quiet":
+				*settledRuns++
+				return twoCopiesRun(p, "settled", "0", "0", false, settledDesired), nil
+			}
+		}
+		return twoCopiesRun(p, "ref", "0", "1", false, &yes), nil
+	}
+}
+
+func judgeTwoCopies(t *testing.T, got *sim.Trace, settledDesired *bool) (invariants.Verdict, int) {
+	t.Helper()
+	ref, faulty := ReferencePlanOf(got)
+	if !faulty {
+		t.Fatal("the faulted plan reads as fault-free")
+	}
+	settled := 0
+	var c ReferenceCache
+	v := c.Verdict(got, ref, invariants.ReferenceOptions{}, twoCopiesRuns(settledDesired, &settled))
+	return v, settled
+}
+
+// A controller that saw an older state late (its watch held over the
+// user's patch) and made a-1 from it, as it would have made it had it been
+// fast enough to finish before the patch, ends the run as a controller
+// given time to settle on each of the user's states does: one of the end
+// states the plan allows (the StatefulSet's class H2 left in
+// docs/upstream.md: seeds 76, 85, 138 gate on, 76 off). Neither the
+// reference (a-1 from n=1) nor the late-start run (both from n=1) ends so:
+// before the settled run this failed matches-reference.
+func TestMatchesReferencePassesAnEndStateAControllerSettlingOnEachStateReaches(t *testing.T) {
+	yes := true
+	v, settled := judgeTwoCopies(t, twoCopiesRun(heldCopyPlan(), "f", "0", "0", false, &yes), &yes)
+	if v.Status != invariants.Pass {
+		t.Fatalf("verdict %s: %s\n%s", v.Status, v.Reason, v.Detail)
+	}
+	if settled != 1 {
+		t.Errorf("%d settled runs, want 1", settled)
+	}
+	for _, want := range []string{"given time to settle on each of them before the next (no fault)", "configmaps/default/a-1", "depends on which of the user's states it saw, and when"} {
+		if !strings.Contains(v.Reason, want) {
+			t.Errorf("reason lacks %q: %s", want, v.Reason)
+		}
+	}
+}
+
+// The same run still fails when it ends unlike all three fault-free
+// runs (a leftover child, a value the user never set), or when the
+// settled run misses the desired state.
+func TestMatchesReferenceStillFailsWhatNoSettledRunReaches(t *testing.T) {
+	yes, no := true, false
+	cases := map[string]struct {
+		got     *sim.Trace
+		settled *bool
+	}{
+		"leftover child":           {twoCopiesRun(heldCopyPlan(), "f", "0", "0", true, &yes), &yes},
+		"a value never set":        {twoCopiesRun(heldCopyPlan(), "f", "0", "7", false, &yes), &yes},
+		"settled run misses it":    {twoCopiesRun(heldCopyPlan(), "f", "0", "0", false, &yes), &no},
+		"run misses desired state": {twoCopiesRun(heldCopyPlan(), "f", "0", "0", false, &no), &yes},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			v, _ := judgeTwoCopies(t, c.got, c.settled)
+			if v.Status != invariants.Fail || !strings.Contains(v.Reason, "fault-free reference run's") {
+				t.Fatalf("verdict %s, want the reference's failure: %s", v.Status, v.Reason)
+			}
+		})
+	}
+}
+
+// The settled plan waits for quiet before each group of the user's steps
+// after 0s, keeps every step, and gives each wait a deadline's room.
+func TestSettledPlanWaitsForQuietBeforeEachGroupOfSteps(t *testing.T) {
+	ref, _ := ReferencePlan(userPatchPlan())
+	ref.Steps = append(ref.Steps, ref.Steps[0], sim.Step{At: sim.Duration(4 * time.Second), Actor: "user", Op: "delete", Resource: "configmaps", Namespace: "default", Name: "a"})
+	settled, ok := SettledPlan(ref)
+	if !ok {
+		t.Fatal("no settled plan for a plan with steps at 2s and 4s")
+	}
+	if err := settled.Validate(); err != nil {
+		t.Fatalf("the settled plan is invalid: %v", err)
+	}
+	var ops []string
+	for _, s := range settled.Steps {
+		ops = append(ops, s.At.String()+" "+s.Actor+" "+s.Op)
+	}
+	want := []string{"2s user wait-quiet", "2s user patch", "2s user patch", "4s user wait-quiet", "4s user delete"}
+	if strings.Join(ops, "; ") != strings.Join(want, "; ") {
+		t.Errorf("steps %q, want %q", ops, want)
+	}
+	if settled.Deadline != 3*ref.Deadline {
+		t.Errorf("deadline %s, want 3 x %s (two waits)", settled.Deadline, ref.Deadline)
+	}
+	noSteps := userPatchPlan()
+	noSteps.Steps = nil
+	if _, ok := SettledPlan(noSteps); ok {
+		t.Error("a plan with no step after 0s has no state to settle on: no settled plan")
+	}
+}
