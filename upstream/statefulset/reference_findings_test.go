@@ -28,6 +28,31 @@ func TestCampaignReferenceFalseAlarmStaysFixed(t *testing.T) {
 	}
 }
 
+// The campaign's matches-reference false alarms of seed 76 (docs/upstream.md,
+// StatefulSet, class H2, "the other direction"; plans of the generator
+// before 46c48b6, gate on and gate off each its own plan) stay fixed: the
+// user recreates StatefulSet a (OnDelete, 4 replicas, busybox:1.35) at
+// 7s and sets its template to 1.36 at 9s, while the controller's
+// StatefulSet watch is held from 9s to 13s. The controller creates its
+// last Pods from the held view, at 1.35, and OnDelete keeps them; the
+// reference, which saw the patch, creates them at 1.36. A controller
+// given time to settle on each of the user's states (the settled run)
+// ends as the faulted one does, and the oracle passes it.
+func TestCampaignOlderStateLaterFalseAlarmStaysFixed(t *testing.T) {
+	for gate, file := range map[bool]string{
+		true:  "findings/false-alarm-reference-older-state-later-76.json",
+		false: "findings/false-alarm-reference-older-state-later-nogate-76.json",
+	} {
+		for _, f := range cachelabtest.Catch(t, statefulset.Controller(gate), cachelabtest.Files(file)) {
+			for _, v := range f.Failed {
+				if v.Invariant == "matches-reference" {
+					t.Errorf("%s, gate %v: matches-reference failed again: %s", file, gate, v.Reason)
+				}
+			}
+		}
+	}
+}
+
 // Seed 147, gate on, is no false alarm: after a restart, with its
 // StatefulSet watch held, the controller creates ControllerRevision
 // a-7f455fd784 (revision 2) and 48 ms later a-d56d8fd75 for the next
