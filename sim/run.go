@@ -258,6 +258,8 @@ type run struct {
 	done    bool
 	// drained is true once shutdown let virtual time pass (shutdownGrace).
 	drained bool
+	// wake is the run loop's timer for its waits (pump).
+	wake *time.Timer
 }
 
 func newRun(ctx context.Context, plan *Plan, info SubjectInfo) *run {
@@ -515,14 +517,23 @@ func (r *run) pump(until time.Duration, done <-chan struct{}, drain bool) {
 		if next := r.sched.nextDue(); next >= 0 && next < wake {
 			wake = next
 		}
-		timer := time.NewTimer(wake - now)
+		// One timer for the run, reset at each wait (a run waits about
+		// once per instant: a new timer each time was 1,500 of the 5,400
+		// allocations a scheduled standard run makes more than an
+		// unscheduled one). Since Go 1.23 a stopped timer sends nothing
+		// stale after Reset.
+		if r.wake == nil {
+			r.wake = time.NewTimer(wake - now)
+		} else {
+			r.wake.Reset(wake - now)
+		}
 		select {
 		case <-r.sched.notify:
-		case <-timer.C:
+		case <-r.wake.C:
 		case <-r.crashFired:
 		case <-done:
 		}
-		timer.Stop()
+		r.wake.Stop()
 	}
 }
 

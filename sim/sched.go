@@ -85,13 +85,18 @@ type ticket struct {
 	// object is the object a subject's turn is about ("" for other
 	// tickets): client-go's order, not the scheduler's, decides it.
 	object string
+	// ent is entry(), built with key when object is set.
+	ent string
 }
 
 // entry is t as the delivery schedule writes it: its key, and for a turn
 // about an object, " @" and the object.
 func (t *ticket) entry() string {
-	if t.object == "" {
+	switch {
+	case t.object == "":
 		return t.key
+	case t.ent != "":
+		return t.ent
 	}
 	return t.key + objectSep + t.object
 }
@@ -235,7 +240,13 @@ func (s *scheduler) enqueueTicket(t *ticket, cost func(key string) time.Duration
 	}
 	n := s.counts[t.base] + 1
 	s.counts[t.base] = n
-	t.key = t.base + " #" + strconv.Itoa(n)
+	if t.object != "" {
+		// The entry and, as its prefix, the key: one string.
+		t.ent = t.base + " #" + strconv.Itoa(n) + objectSep + t.object
+		t.key = t.ent[:len(t.ent)-len(objectSep)-len(t.object)]
+	} else {
+		t.key = t.base + " #" + strconv.Itoa(n)
+	}
 	if cost != nil {
 		t.due += cost(t.key)
 	}
