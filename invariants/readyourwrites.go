@@ -40,7 +40,8 @@ Checked on every successful write (create, update, patch, delete; Events aside) 
 	`concurrency working: see the retried-conflicts measurement), pass. A request does ` +
 	`not name its reconcile: with several workers the reconcile of the written object ` +
 	`or of its owner is taken, and a write no open reconcile matches is not judged. ` +
-	`Unknown when the subject made no write.`
+	`Unknown when the subject made no write, and (saying where judging stopped) when ` +
+	`a trace needs more than 20,000,000 own writes looked at.`
 
 // ownWrite is the subject's latest write to one object (by UID).
 type ownWrite struct {
