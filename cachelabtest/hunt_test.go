@@ -294,3 +294,50 @@ func TestHuntAllowsTheEndStateOfALateStartedController(t *testing.T) {
 		t.Fatalf("no plan hides a's first state:\n%s", b.String())
 	}
 }
+
+// rotateTwice is a plain workload for the rotator (ryowclient_test.go):
+// ConfigMap a exists; the user changes its data at 5 s and at 15 s. No
+// fault: the targeted campaign adds its own.
+func rotateTwice() *sim.Plan {
+	at := func(d time.Duration) sim.Duration { return sim.Duration(d) }
+	patch := func(v string) json.RawMessage { return json.RawMessage(`{"data":{"n":"` + v + `"}}`) }
+	return &sim.Plan{
+		Version: sim.PlanVersion, Name: "rotate-twice", Seed: 1,
+		Objects: []json.RawMessage{json.RawMessage(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"default"},"data":{"n":"0"}}`)},
+		Steps: []sim.Step{
+			{At: at(5 * time.Second), Actor: "user", Op: "patch", Resource: "configmaps", Namespace: "default", Name: "a", Patch: patch("1")},
+			{At: at(15 * time.Second), Actor: "user", Op: "patch", Resource: "configmaps", Namespace: "default", Name: "a", Patch: patch("2")},
+		},
+		Deadline: sim.Duration(2 * time.Minute), Quiet: sim.Duration(20 * time.Second),
+	}
+}
+
+// The rotator's stale own write (it deletes, by name, the Secret it has
+// just made, from a cache that still shows the old one) needs a reconcile
+// of its ConfigMap while its Secret watch lags its rotation; its own
+// lagging events come too late to be that trigger, and the workload's user
+// acts only twice, 10 s apart. The read-own-writes class's lag plan wakes
+// the key itself: it expires the watch of the resource whose object names
+// the key (the ConfigMaps), whose relist hands a to the handlers again
+// while the Secret watch is held. With controller-runtime's
+// read-your-own-writes client the rotator passes every targeted plan (its
+// Get waits for the rotation).
+func TestHuntFindsAStaleOwnWriteThatNeedsAnotherWakeUp(t *testing.T) {
+	rep := cachelabtest.Hunt(t, rotatorController(false), cachelabtest.HuntOptions{}, true, rotateTwice())
+	var b strings.Builder
+	rep.WriteTable(&b)
+	found := false
+	for _, r := range rep.Rows {
+		if slices.Contains(r.Failed, "read-your-writes") {
+			found = true
+			t.Logf("read-your-writes failed: plan %d, %s: %s", r.Index, r.Class, r.Perturbation)
+			if r.Class != scenarios.ClassOwnWrites {
+				t.Errorf("read-your-writes failed under %s (%s), want the read-own-writes class", r.Class, r.Perturbation)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no targeted plan made the rotator delete its own new Secret (read-your-writes):\n%s", b.String())
+	}
+	cachelabtest.Hunt(t, rotatorController(true), cachelabtest.HuntOptions{}, false, rotateTwice())
+}

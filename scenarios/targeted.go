@@ -1068,10 +1068,36 @@ func ownWrites(base *sim.Plan, v *refView) ([]Targeted, []Pruned) {
 		lagged[w.resource] = true
 		res := resourceArg(w.resource)
 		from := max(w.at-time.Millisecond, 0)
-		out = append(out, Targeted{Class: ClassOwnWrites, Perturbation: fmt.Sprintf("the controller's watch of %s lags its own write #%d (%s %s) by 1s: held %s..%s", res, w.k, w.verb, w.key, from, from+time.Second),
-			Plan: withSteps(base, fmt.Sprintf("ownwrites-lag-w%d", w.k),
-				sim.Step{At: sim.Duration(from), Actor: sim.ActorFaults, Op: "hold", Resource: res, Target: v.subject, For: sim.Duration(time.Second)}),
-			Kind: KindWatchLagsOwnWrite, Target: qualify(w.verb+" "+w.resource, v.repairs[w.k]), Repair: v.repairs[w.k] != ""})
+		target := qualify(w.verb+" "+w.resource, v.repairs[w.k])
+		wakers := v.wakers(w)
+		if len(wakers) == 0 {
+			out = append(out, Targeted{Class: ClassOwnWrites, Perturbation: fmt.Sprintf("the controller's watch of %s lags its own write #%d (%s %s) by 1s: held %s..%s", res, w.k, w.verb, w.key, from, from+time.Second),
+				Plan: withSteps(base, fmt.Sprintf("ownwrites-lag-w%d", w.k),
+					sim.Step{At: sim.Duration(from), Actor: sim.ActorFaults, Op: "hold", Resource: res, Target: v.subject, For: sim.Duration(time.Second)}),
+				Kind: KindWatchLagsOwnWrite, Target: target, Repair: v.repairs[w.k] != ""})
+			continue
+		}
+		// The lagging watch's own events wake the key only once they
+		// arrive, when the cache shows the write: what makes a reconcile
+		// read the stale copy is another wake-up of the same key inside
+		// the lag. Without a user action, a relist of the watch of the
+		// resource whose object names the key (the primary's) hands that
+		// object to the handlers again (client-go's Replace: an update
+		// for each object). Its watch expires just after the write (not
+		// before: the change that woke the write's reconcile would wait
+		// for the relist too); the reflector lists again after its
+		// backoff (client-go: 0.8-1.6 s for a first error), inside the
+		// 2 s hold.
+		after := w.at + time.Millisecond
+		steps := []sim.Step{{At: sim.Duration(from), Actor: sim.ActorFaults, Op: "hold", Resource: res, Target: v.subject, For: sim.Duration(lagWoken)}}
+		for _, r := range wakers {
+			steps = append(steps, sim.Step{At: sim.Duration(after), Actor: sim.ActorFaults, Op: "expire", Resource: resourceArg(r), Target: v.subject})
+		}
+		out = append(out, Targeted{Class: ClassOwnWrites,
+			Perturbation: fmt.Sprintf("the controller's watch of %s lags its own write #%d (%s %s) by %s: held %s..%s; its watch of %s expires at %s, and the relist wakes %s again inside the lag",
+				res, w.k, w.verb, w.key, lagWoken, from, from+lagWoken, strings.Join(wakers, ", "), sim.Duration(after), v.keyOf(w)),
+			Plan: withSteps(base, fmt.Sprintf("ownwrites-lag-w%d", w.k), steps...),
+			Kind: KindWatchLagsOwnWrite, Target: target, Repair: v.repairs[w.k] != ""})
 	}
 	var reports []string // resources whose status the controller writes
 	for _, w := range v.writes {
@@ -1139,6 +1165,45 @@ func ownWrites(base *sim.Plan, v *refView) ([]Targeted, []Pruned) {
 			Plan: withSteps(base, fmt.Sprintf("ownwrites-fail-w%d", w.k), steps...)})
 	}
 	return out, pruned
+}
+
+// lagWoken is how long a lag plan with a wake-up holds the lagging watch:
+// longer than client-go's reflector waits before it lists again after a
+// watch's first 410 (0.8 s, jittered up to 1.6 s).
+const lagWoken = 2 * time.Second
+
+// keyOf returns the key of the reconcile that made write w, "" if none.
+func (v *refView) keyOf(w refWrite) string {
+	for _, rc := range v.reconciles {
+		if slices.Contains(rc.writes, w.k) {
+			return rc.key
+		}
+	}
+	return ""
+}
+
+// wakers returns the resources, other than w's, whose watch wakes the
+// reconcile that made write w in the reference: the subject's handlers saw
+// an object of that resource named by the reconcile's key (a
+// controller-runtime For, a client-go controller keyed by its primary's
+// namespace/name), sorted. A resource the subject does not watch, or w's
+// own (its relist would show the write), is none.
+func (v *refView) wakers(w refWrite) []string {
+	key := v.keyOf(w)
+	if key == "" {
+		return nil
+	}
+	if !strings.Contains(key, "/") {
+		key = "/" + key
+	}
+	var out []string
+	for r := range v.watched {
+		if r != w.resource && v.seen[r+" "+key] != nil {
+			out = append(out, r)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // lastWrites returns, for each verb and resource ("update configmaps"), the
