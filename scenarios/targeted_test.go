@@ -291,3 +291,55 @@ func TestTargetedTombstoneHidesTheLastDeleteOfItsKind(t *testing.T) {
 		t.Errorf("the hold starts at %s, want %s (just before the last delete, of %v)", hold.At, sim.Duration(want), deletes)
 	}
 }
+
+// A lag of the controller's own write wakes the write's key inside the lag
+// when another resource's object names the key: the Bellerophon's children
+// (ConfigMaps, Pods) lag 2 s while the Bellerophon watch expires 1 ms
+// after the write (its relist hands the Bellerophon to the handlers again
+// within the reflector's backoff, before the hold ends); the Bellerophon's
+// own status write lags 1 s with no expire (a relist of its own watch
+// would show the write).
+func TestTargetedLagWakesTheWritesKeyByItsPrimarysRelist(t *testing.T) {
+	base := bellerophonWorkload("bellerophon")
+	tr, err := sim.Run(t, scenarios.ReferencePlan(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plans, _ := scenarios.TargetedPlans(base, tr, scenarios.TargetedOptions{})
+	woken, plain := 0, 0
+	for _, p := range plans {
+		if p.Kind != scenarios.KindWatchLagsOwnWrite {
+			continue
+		}
+		var hold, expire *sim.Step
+		for i, s := range p.Plan.Steps {
+			switch {
+			case s.Actor == sim.ActorFaults && s.Op == "hold":
+				hold = &p.Plan.Steps[i]
+			case s.Actor == sim.ActorFaults && s.Op == "expire":
+				expire = &p.Plan.Steps[i]
+			}
+		}
+		if hold == nil {
+			t.Fatalf("%s: no hold", p.Perturbation)
+		}
+		if strings.HasPrefix(hold.Resource, "bellerophons") {
+			plain++
+			if expire != nil || hold.For.D() != time.Second {
+				t.Errorf("%s: the primary's own lag: want a 1s hold and no expire, got hold %s, expire %+v", p.Perturbation, hold.For.D(), expire)
+			}
+			continue
+		}
+		woken++
+		if expire == nil || !strings.HasPrefix(expire.Resource, "bellerophons") || expire.Target != "bellerophon" {
+			t.Errorf("%s: want the Bellerophon watch of the subject expired, got %+v", p.Perturbation, expire)
+			continue
+		}
+		if !(expire.At > hold.At && expire.At.D()+1600*time.Millisecond < hold.At.D()+hold.For.D()) {
+			t.Errorf("%s: the expire at %s and its relist (up to 1.6s later) are not inside the hold %s..%s", p.Perturbation, expire.At.D(), hold.At.D(), hold.At.D()+hold.For.D())
+		}
+	}
+	if woken == 0 || plain == 0 {
+		t.Errorf("lag plans with a wake-up %d, without %d: want both", woken, plain)
+	}
+}
