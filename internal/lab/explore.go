@@ -78,7 +78,10 @@ type FailingSchedule struct {
 func ExplorePlan(host Host, p *sim.Plan, opts ExploreOptions) (*ExploreResult, error) {
 	res := &ExploreResult{Outcomes: map[string]map[invariants.Status]int{}}
 	start, cpu0 := simbench.WallClock(), simbench.ProcessCPU()
-	var runErr error
+	// runErr is the exploration's error; saveErr the first failing
+	// schedule the callbacks could not write (kept apart: sim.Explore's
+	// own result is assigned to runErr after they ran).
+	var runErr, saveErr error
 	n := 0
 	// What each schedule run was judged, by schedule digest, for the
 	// equivalent schedules that share it.
@@ -102,7 +105,9 @@ func ExplorePlan(host Host, p *sim.Plan, opts ExploreOptions) (*ExploreResult, e
 		if opts.Out != "" {
 			fs.Dir = filepath.Join(opts.Out, fmt.Sprintf("schedule-%d", fs.N))
 			if err := writeSchedule(fs.Dir, fs.Plan, tr); err != nil {
-				runErr = err
+				if saveErr == nil {
+					saveErr = fmt.Errorf("schedule %d failed %s, and could not be written: %w", fs.N, strings.Join(fs.Failed, ", "), err)
+				}
 				return
 			}
 			if opts.Replay != nil {
@@ -147,6 +152,9 @@ func ExplorePlan(host Host, p *sim.Plan, opts ExploreOptions) (*ExploreResult, e
 		})
 	})
 	res.Wall, res.CPU = simbench.WallClock()-start, simbench.ProcessCPU()-cpu0
+	if runErr == nil {
+		runErr = saveErr
+	}
 	if runErr != nil {
 		return res, runErr
 	}

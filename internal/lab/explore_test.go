@@ -196,3 +196,20 @@ func TestExploreVersusRandomSchedules(t *testing.T) {
 	}
 	t.Log("\n" + b.String())
 }
+
+// A failing schedule that cannot be written is an error of the
+// exploration, never a schedule silently missing from its list (a full
+// disk once turned "101 of 101 schedules failed" into "100 of 101").
+func TestExploreSaysWhenAFailingScheduleCouldNotBeWritten(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs dozens of schedules")
+	}
+	blocker := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := lab.ExplorePlan(lab.TestHost(t), schedulePlan(t), lab.ExploreOptions{MaxDeviations: 1, MaxSchedules: 60, Out: filepath.Join(blocker, "out")})
+	if err == nil || !strings.Contains(err.Error(), "could not be written") {
+		t.Fatalf("err = %v, want the failing schedule that could not be written", err)
+	}
+}
