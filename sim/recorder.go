@@ -57,10 +57,12 @@ type recorder struct {
 	// until then records past twice the budget, made between two of the
 	// run loop's checks, are dropped and counted, unless final (the end
 	// of the run's snapshots).
-	limit   int
-	over    atomic.Bool
-	dropped int
-	final   bool
+	limit int
+	over  atomic.Bool
+	// progress, when set (WithProgress), counts the records made.
+	progress *atomic.Int64
+	dropped  int
+	final    bool
 }
 
 // RunMarker is what a RunRef points to: one per run.
@@ -135,6 +137,9 @@ func (r *recorder) addLocked(rec Record, at time.Duration) {
 	rec.Pos = len(r.recs)
 	rec.At = Duration(at)
 	r.recs = append(r.recs, rec)
+	if r.progress != nil {
+		r.progress.Add(1)
+	}
 	if activity(rec) {
 		r.lastAct = at
 	}

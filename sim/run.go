@@ -279,6 +279,7 @@ func newRun(ctx context.Context, plan *Plan, info SubjectInfo) *run {
 		limit = DefaultMaxRecords
 	}
 	r.rec = newRecorder(start, r.policy, limit)
+	r.rec.progress = progressOf(ctx)
 	r.metrics = newRunMetrics(r.now)
 	r.srv = fakeapi.NewServer(fakeapi.Options{Hooks: r.policy, Observer: r.rec, ExternalGC: info.ExternalGC})
 	r.policy.Attach(r.srv)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 
@@ -24,13 +25,25 @@ import (
 // schedule may take several attempts, each in a bubble of its own
 // (sim.RunAttempts).
 func RunPlan(t *testing.T, p *sim.Plan) (tr *sim.Trace, err error) {
+	return runPlan(t, p, nil)
+}
+
+// runPlan is RunPlan counting the run's records in progress, when not nil
+// (sim.WithProgress), for the watchdog.
+func runPlan(t *testing.T, p *sim.Plan, progress *atomic.Int64) (tr *sim.Trace, err error) {
 	return sim.RunAttempts(p, func(attempt func(ctx context.Context)) (err error) {
 		defer func() {
 			if x := recover(); x != nil {
 				err = fmt.Errorf("%v: goroutines of the subject or the sim were still blocked when the run ended (the trace is kept)", x)
 			}
 		}()
-		synctest.Test(t, func(t *testing.T) { attempt(t.Context()) })
+		synctest.Test(t, func(t *testing.T) {
+			ctx := t.Context()
+			if progress != nil {
+				ctx = sim.WithProgress(ctx, progress)
+			}
+			attempt(ctx)
+		})
 		return nil
 	})
 }

@@ -7,14 +7,20 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/cachelab/cachelab/sim"
 )
 
-// timeoutFlag is the wall-clock limit of one run of Test or Catch.
-var timeoutFlag = flag.Duration("cachelab.timeout", 2*time.Minute, "cachelabtest: wall-clock limit of each run (a run whose bubble never lets virtual time advance, a goroutine spinning or blocked on a mutex while another waits for virtual time, would hang go test): the run fails with the goroutines' stacks and the test moves on; 0: no limit")
+// timeoutFlag is how long, in wall time, a run of Test or Catch may go
+// without making a record before the watchdog gives up on it.
+var timeoutFlag = flag.Duration("cachelab.timeout", 2*time.Minute, "cachelabtest: wall-clock limit of each run without progress (a run whose bubble never lets virtual time advance, a goroutine spinning or blocked on a mutex while another waits for virtual time, would hang go test): a run that makes no record for this long, or runs 10 times this long in all, fails with the goroutines' stacks and the test moves on; a slow run on a loaded machine that keeps recording goes on; 0: no limit")
+
+// maxWatchedRounds bounds a run that keeps recording: it is stopped
+// after this many limits of wall time in all.
+const maxWatchedRounds = 10
 
 // StuckGoroutinesSuffix ends the name of the file, next to a stuck run's
 // report folder ("<folder>.goroutines.txt"), that holds the goroutine
@@ -23,16 +29,25 @@ const StuckGoroutinesSuffix = ".goroutines.txt"
 
 // StuckError is the error of a run the watchdog gave up on.
 type StuckError struct {
-	plan   string
-	limit  time.Duration
-	stacks string // every goroutine's stack when the limit passed
-	bubble []string
-	file   string // where the stacks are written, set by SaveStacks
+	plan  string
+	limit time.Duration
+	// total is the wall time the run had when given up on; records,
+	// how many records it had made by then.
+	total   time.Duration
+	records int64
+	stacks  string // every goroutine's stack when the limit passed
+	bubble  []string
+	file    string // where the stacks are written, set by SaveStacks
 }
 
 func (e *StuckError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "stuck (lab watchdog): the run of plan %q did not end within %s of wall time (-cachelab.timeout): its bubble's clock no longer advances, a goroutine spins or is blocked on something synctest does not count as durably blocked (a sync.Mutex held by a goroutine that waits for virtual time). Virtual time reached: not readable from outside the bubble. The run's goroutines are left running until the test binary exits.", e.plan, e.limit)
+	if e.records > 0 && e.total >= maxWatchedRounds*e.limit {
+		fmt.Fprintf(&b, "stuck (lab watchdog): the run of plan %q kept recording (%d records) but did not end within %s of wall time (%d times -cachelab.timeout %s): a livelock outside the sim's own detection, or a machine too loaded for this limit.", e.plan, e.records, e.total.Round(time.Second), maxWatchedRounds, e.limit)
+	} else {
+		fmt.Fprintf(&b, "stuck (lab watchdog): the run of plan %q made no record for %s of wall time (-cachelab.timeout; %d records, %s in all): its bubble's clock no longer advances, a goroutine spins or is blocked on something synctest does not count as durably blocked (a sync.Mutex held by a goroutine that waits for virtual time).", e.plan, e.limit, e.records, e.total.Round(time.Second))
+	}
+	b.WriteString(" Virtual time reached: not readable from outside the bubble. The run's goroutines are left running until the test binary exits.")
 	if e.file != "" {
 		fmt.Fprintf(&b, " Goroutine stacks: %s.", e.file)
 	}
@@ -42,11 +57,14 @@ func (e *StuckError) Error() string {
 	return b.String()
 }
 
-// RunWatched is RunPlan under the wall-clock watchdog: past
-// -cachelab.timeout it returns a StuckError and leaves the run's bubble
-// behind (nothing can stop goroutines that never yield to virtual time;
-// they leak until the process ends). The watchdog is a wall-clock timer
-// outside the bubble: it never changes what happens inside.
+// RunWatched is RunPlan under the wall-clock watchdog: when the run makes
+// no record for -cachelab.timeout of wall time (stuck: its bubble's clock
+// cannot advance), or runs maxWatchedRounds times that in all, it returns
+// a StuckError and leaves the run's bubble behind (nothing can stop
+// goroutines that never yield to virtual time; they leak until the
+// process ends). A run starved of CPU on a loaded machine keeps recording
+// and goes on. The watchdog is a wall-clock timer outside the bubble: it
+// never changes what happens inside.
 func RunWatched(t *testing.T, p *sim.Plan) (*sim.Trace, error) {
 	return runWatchedLimit(t, p, *timeoutFlag)
 }
@@ -59,33 +77,61 @@ func runWatchedLimit(t *testing.T, p *sim.Plan, limit time.Duration) (*sim.Trace
 		tr       *sim.Trace
 		err      error
 		finished bool
+		progress atomic.Int64
 	)
 	done := make(chan struct{})
+	start := time.Now()
 	go func() {
 		defer close(done)
-		tr, err = RunPlan(t, p)
+		tr, err = runPlan(t, p, &progress)
 		finished = true
 	}()
-	timer := time.NewTimer(limit)
-	defer timer.Stop()
-	select {
-	case <-done:
+	// The watchdog looks every quarter of the limit.
+	tick := time.NewTicker(limit / 4)
+	defer tick.Stop()
+	total, records, ok := watch(done, tick.C, progress.Load, start, limit)
+	if ok {
 		if !finished {
 			return nil, fmt.Errorf("the run of plan %q ended its goroutine (runtime.Goexit: a FailNow inside the bubble)", p.Name)
 		}
 		return tr, err
-	case <-timer.C:
-		buf := make([]byte, 1<<20)
-		for {
-			n := runtime.Stack(buf, true)
-			if n < len(buf) || len(buf) >= 64<<20 {
-				buf = buf[:n]
-				break
+	}
+	stacks := allStacks()
+	return nil, &StuckError{plan: p.Name, limit: limit, total: total, records: records, stacks: stacks, bubble: notDurable(stacks)}
+}
+
+// watch waits for done, looking at the run's record count (records) at
+// each tick:
+// the run is stuck (ok false) once a whole limit of wall time has passed
+// since the last look that found new records, or maxWatchedRounds limits
+// since start; it returns then how long the run had been going and how
+// many records it had made.
+func watch(done <-chan struct{}, ticks <-chan time.Time, records func() int64, start time.Time, limit time.Duration) (total time.Duration, made int64, ok bool) {
+	seen, lastNew := int64(0), start
+	for {
+		select {
+		case <-done:
+			return 0, 0, true
+		case now := <-ticks:
+			if n := records(); n != seen {
+				seen, lastNew = n, now
 			}
-			buf = make([]byte, 2*len(buf))
+			if now.Sub(lastNew) >= limit || now.Sub(start) >= maxWatchedRounds*limit {
+				return now.Sub(start), seen, false
+			}
 		}
-		stacks := string(buf)
-		return nil, &StuckError{plan: p.Name, limit: limit, stacks: stacks, bubble: notDurable(stacks)}
+	}
+}
+
+// allStacks returns every goroutine's stack.
+func allStacks() string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) || len(buf) >= 64<<20 {
+			return string(buf[:n])
+		}
+		buf = make([]byte, 2*len(buf))
 	}
 }
 
