@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	leaderworkerset "sigs.k8s.io/lws/api/leaderworkerset/v1"
 
@@ -30,6 +31,16 @@ import (
 //
 // And no StatefulSet labelled with a LeaderWorkerSet's name outlives that
 // set (the garbage collector deletes them through their owners).
+//
+// Nothing is desired of a set LWS cannot build (Unbuildable says why):
+// a pod template with no container or a container with no image, or a
+// volumeClaimTemplate without access modes or a storage request (the
+// server refuses its StatefulSet, 422, at every try, as kube-apiserver
+// does; LWS's webhook does not check the templates, so in a cluster too
+// the set is accepted and never makes anything: class V in
+// docs/real-operators.md), or a subGroupPolicy without subGroupSize
+// (finding F1: LWS dereferences it). A set changed into one keeps the
+// StatefulSets it had.
 func Desired(s *cachelabtest.State) error {
 	sets := cachelabtest.List[leaderworkerset.LeaderWorkerSet](s, "")
 	live := map[string]*leaderworkerset.LeaderWorkerSet{}
@@ -45,7 +56,7 @@ func Desired(s *cachelabtest.State) error {
 		if l == nil {
 			return fmt.Errorf("StatefulSet %s/%s outlives LeaderWorkerSet %s", sts.Namespace, sts.Name, name)
 		}
-		if sts.Name == l.Name || l.Spec.Replicas == nil {
+		if sts.Name == l.Name || l.Spec.Replicas == nil || Unbuildable(l) != "" {
 			continue
 		}
 		if g, err := strconv.Atoi(sts.Labels[leaderworkerset.GroupIndexLabelKey]); err == nil && g >= int(*l.Spec.Replicas) {
@@ -53,7 +64,7 @@ func Desired(s *cachelabtest.State) error {
 		}
 	}
 	for _, l := range sets {
-		if l.DeletionTimestamp != nil {
+		if l.DeletionTimestamp != nil || Unbuildable(l) != "" {
 			continue
 		}
 		if err := desiredSet(s, l); err != nil {
@@ -106,4 +117,37 @@ func deref(p *int32) any {
 		return "unset"
 	}
 	return *p
+}
+
+// Unbuildable says why LWS cannot build l's StatefulSets ("" if it can):
+// its leader or worker pod template has no container or a container
+// without an image, or a volumeClaimTemplate has no access mode or no
+// storage request (the API server refuses the StatefulSet), or its
+// subGroupPolicy has no subGroupSize (LWS v0.8.0 dereferences it: F1 in
+// docs/real-operators.md).
+func Unbuildable(l *leaderworkerset.LeaderWorkerSet) string {
+	t := l.Spec.LeaderWorkerTemplate
+	if t.SubGroupPolicy != nil && t.SubGroupPolicy.SubGroupSize == nil {
+		return "subGroupPolicy without subGroupSize"
+	}
+	for _, v := range t.VolumeClaimTemplates {
+		if _, ok := v.Spec.Resources.Requests[corev1.ResourceStorage]; len(v.Spec.AccessModes) == 0 || !ok {
+			return fmt.Sprintf("volumeClaimTemplate %q without access modes or a storage request", v.Name)
+		}
+	}
+	templates := []*corev1.PodTemplateSpec{&t.WorkerTemplate}
+	if t.LeaderTemplate != nil {
+		templates = append(templates, t.LeaderTemplate)
+	}
+	for _, pt := range templates {
+		if len(pt.Spec.Containers) == 0 {
+			return "a pod template without containers"
+		}
+		for _, c := range pt.Spec.Containers {
+			if c.Image == "" {
+				return fmt.Sprintf("container %q without an image", c.Name)
+			}
+		}
+	}
+	return ""
 }

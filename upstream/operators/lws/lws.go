@@ -93,6 +93,12 @@ func Controller(crdDir string) cachelabtest.Controller {
 		CRDs:    cachelabtest.CRDs(crdDir),
 		Setup:   Setup,
 		Desired: Desired,
+		Expect: []cachelabtest.Expectation{{Invariant: "no-panics", Reason: "F1 (docs/real-operators.md): LWS v0.8.0 dereferences " +
+			"spec.leaderWorkerTemplate.subGroupPolicy.subGroupSize unchecked (leaderworkerset_controller.go:747; its validating webhook too), " +
+			"which its CRD lets a set leave out; every Reconcile of such a set panics"},
+			{Invariant: "stable-reconciliation", Reason: "V and F2 (docs/real-operators.md): a set whose StatefulSet the server refuses " +
+				"(its pod or volume claim template invalid: LWS's webhook does not check them) is retried with backoff for ever, as in a cluster, " +
+				"and each retry before the leader StatefulSet exists creates one more ControllerRevision (F2)"}},
 		// cluster.Beside starts the cluster on env once this returns.
 		Beside: func(_ context.Context, env *cachelabtest.Env) error {
 			env.RESTConfig = AdmitPods(env.RESTConfig)
