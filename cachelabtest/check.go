@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -570,7 +571,11 @@ func runRandom(t *testing.T, rep *reporter, subject string, ps Plans, out string
 			}
 			return
 		}
-		if failures, expected := rep.failures(r); len(failures) > 0 && keep.on {
+		failures, expected := rep.failures(r)
+		if keep.on {
+			keep.accepted(expected)
+		}
+		if len(failures) > 0 && keep.on {
 			// Keep going: report this plan as drawn (not shrunk: a
 			// shrink would run many more plans per failure), in a
 			// folder of its own, and draw the next.
@@ -598,13 +603,31 @@ func runRandom(t *testing.T, rep *reporter, subject string, ps Plans, out string
 	})
 }
 
-// keepGoing counts, under -cachelab.keepgoing, the random plans run and
-// the failing ones by invariant.
+// keepGoing counts, under -cachelab.keepgoing, the random plans run, the
+// failing ones by invariant, and those with failures the Controller's
+// Expect accepts, by invariant (a count of failing plans that left them
+// out would read as a cleaner run than it was).
 type keepGoing struct {
-	on          bool
-	plans       int
-	failedPlans int
-	byInvariant map[string]int
+	on            bool
+	plans         int
+	failedPlans   int
+	byInvariant   map[string]int
+	acceptedPlans int
+	byAccepted    map[string]int
+}
+
+// accepted counts one plan whose failures include accepted ones.
+func (k *keepGoing) accepted(expected []invariants.Verdict) {
+	if len(expected) == 0 {
+		return
+	}
+	if k.byAccepted == nil {
+		k.byAccepted = map[string]int{}
+	}
+	k.acceptedPlans++
+	for _, v := range expected {
+		k.byAccepted[v.Invariant]++
+	}
 }
 
 // failed counts one failing plan and its failed invariants.
@@ -615,28 +638,38 @@ func (k *keepGoing) failed(failures []invariants.Verdict) {
 	}
 }
 
-// log logs, when on, how many random plans failed and, per invariant,
-// in how many plans: "cachelab: keep-going: 2 of 100 random plans failed;
-// failing plans per invariant: matches-reference 1, read-your-writes 2".
+// log logs, when on, the summary.
 func (k *keepGoing) log(t *testing.T) {
 	t.Helper()
-	if !k.on {
-		return
+	if k.on {
+		t.Log(k.summary())
 	}
+}
+
+// summary says how many random plans failed and, per invariant, in how
+// many plans; then how many plans had failures Expect accepts: "cachelab:
+// keep-going: 2 of 100 random plans failed; failing plans per invariant:
+// matches-reference 1, read-your-writes 2; 4 plans with failures
+// Controller.Expect accepts: no-panics 4".
+func (k *keepGoing) summary() string {
 	s := fmt.Sprintf("cachelab: keep-going: %d of %d random plans failed", k.failedPlans, k.plans)
 	if len(k.byInvariant) > 0 {
-		names := make([]string, 0, len(k.byInvariant))
-		for n := range k.byInvariant {
-			names = append(names, n)
-		}
-		slices.Sort(names)
-		parts := make([]string, 0, len(names))
-		for _, n := range names {
-			parts = append(parts, fmt.Sprintf("%s %d", n, k.byInvariant[n]))
-		}
-		s += "; failing plans per invariant: " + strings.Join(parts, ", ")
+		s += "; failing plans per invariant: " + perInvariant(k.byInvariant)
 	}
-	t.Log(s)
+	if k.acceptedPlans > 0 {
+		s += fmt.Sprintf("; %d plans with failures Controller.Expect accepts: %s", k.acceptedPlans, perInvariant(k.byAccepted))
+	}
+	return s
+}
+
+// perInvariant is "a 1, b 2", by invariant name.
+func perInvariant(n map[string]int) string {
+	names := slices.Sorted(maps.Keys(n))
+	parts := make([]string, 0, len(names))
+	for _, name := range names {
+		parts = append(parts, fmt.Sprintf("%s %d", name, n[name]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // catcher is the testing.TB rapid reports to under Catch: it keeps rapid's
