@@ -12,7 +12,7 @@
 //   - the LeaderWorkerSet defaulter fills spec.rolloutStrategy's
 //     rollingUpdateConfiguration, which the reconciler dereferences; the
 //     CRD's own defaults do not create it. The plans' objects
-//     (testdata/lws.yaml) carry the defaulted fields.
+//     (samples/lws.yaml) carry the defaulted fields.
 //   - the Pod defaulter labels each leader Pod with its group index and
 //     group hash and each worker Pod with its worker index (the
 //     StatefulSet controller creates them without); without them the

@@ -28,7 +28,7 @@ func controller(t *testing.T) cachelabtest.Controller {
 	return lws.Controller(filepath.Join(dir, "config/crd/bases"))
 }
 
-// lwsA is testdata/lws.yaml's LeaderWorkerSet a (2 groups of 2) as JSON.
+// lwsA is samples/lws.yaml's LeaderWorkerSet a (2 groups of 2) as JSON.
 const lwsA = `{"apiVersion":"leaderworkerset.x-k8s.io/v1","kind":"LeaderWorkerSet","metadata":{"name":"a","namespace":"default"},` +
 	`"spec":{"replicas":2,"startupPolicy":"LeaderCreated","rolloutStrategy":{"type":"RollingUpdate","rollingUpdateConfiguration":{"maxUnavailable":1,"maxSurge":0,"partition":0}},` +
 	`"networkConfig":{"subdomainPolicy":"Shared"},"leaderWorkerTemplate":{"size":2,"restartPolicy":"RecreateGroupOnPodRestart",` +
@@ -165,14 +165,14 @@ func TestDeletingAnLWSRemovesItsStatefulSetsAndPodsThroughTheRealCollector(t *te
 
 // TestLeaderWorkerSets runs random plans over LeaderWorkerSets (created,
 // changed, scaled, deleted, re-created; their StatefulSets and Pods
-// deleted or competed for; in faults), from testdata/lws.yaml, each
+// deleted or competed for; in faults), from samples/lws.yaml, each
 // judged by the lab's invariants, LWS's contract (Desired) and the
 // fault-free reference run. The default run draws 3 plans from seed 1
 // (upstream's make target runs every test of the module; -rapid.checks
 // and -rapid.seed on the command line win); CACHELAB_LWS_CAMPAIGN=1
 // leaves both as rapid has them (100 plans, a random seed).
 func TestLeaderWorkerSets(t *testing.T) {
-	plans := cachelabtest.Random(cachelabtest.Primary("leaderworkersets"), cachelabtest.Examples("testdata/lws.yaml"))
+	plans := cachelabtest.Random(cachelabtest.Primary("leaderworkersets"), cachelabtest.Examples("samples/lws.yaml"))
 	if os.Getenv("CACHELAB_LWS_CAMPAIGN") == "" {
 		if testing.Short() {
 			t.Skip("-short: random LWS plans skipped")
