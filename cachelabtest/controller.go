@@ -142,12 +142,8 @@ type Expectation struct {
 	Reason string
 }
 
-// expectations checks c.Expect (and that ManagerOptions comes with the
-// Setup it configures) and returns c.Expect by invariant.
+// expectations checks c.Expect and returns it by invariant.
 func (c *Controller) expectations() (map[string]Expectation, error) {
-	if c.ManagerOptions != nil && c.Setup == nil {
-		return nil, errors.New("Controller.ManagerOptions is set without Setup: the options are those of the manager Setup registers on (a Start controller builds its own clients)")
-	}
 	if len(c.Expect) == 0 {
 		return nil, nil
 	}

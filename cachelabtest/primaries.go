@@ -67,9 +67,12 @@ func Examples(paths ...string) RandomOption {
 }
 
 // checkSetup checks what Test and Catch are given before any plan runs:
-// the CRDs could be read, and the primaries and examples of random plans
-// resolve.
+// ManagerOptions comes with the Setup it configures, the CRDs could be
+// read, and the primaries and examples of random plans resolve.
 func checkSetup(c Controller, plans []Plans) error {
+	if c.ManagerOptions != nil && c.Setup == nil {
+		return errors.New("cachelabtest: Controller.ManagerOptions is set without Setup: the options are those of the manager Setup registers on (a Start controller builds its own clients)")
+	}
 	if err := c.CRDs.Err(); err != nil {
 		return err
 	}

@@ -67,11 +67,14 @@ func HealthVerdicts(tr *sim.Trace) []invariants.Verdict {
 	// run ended with the reconcile still open).
 	open := map[string]sim.Record{}
 	var hung [][2]sim.Record
+	ended := func(start, end sim.Record) {
+		if end.At.D()-start.At.D() >= hangBound {
+			hung = append(hung, [2]sim.Record{start, end})
+		}
+	}
 	closeOpen := func(at sim.Duration) {
 		for _, k := range slices.Sorted(maps.Keys(open)) {
-			if at.D()-open[k].At.D() >= hangBound {
-				hung = append(hung, [2]sim.Record{open[k], {At: at}})
-			}
+			ended(open[k], sim.Record{At: at})
 		}
 		clear(open)
 	}
@@ -91,9 +94,7 @@ func HealthVerdicts(tr *sim.Trace) []invariants.Verdict {
 			if r.Op == "start" {
 				open[r.Key] = r
 			} else if start, ok := open[r.Key]; ok {
-				if r.At.D()-start.At.D() >= hangBound {
-					hung = append(hung, [2]sim.Record{start, r})
-				}
+				ended(start, r)
 				delete(open, r.Key)
 			}
 		case sim.RecNote:

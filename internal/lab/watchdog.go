@@ -101,11 +101,10 @@ func runWatchedLimit(t *testing.T, p *sim.Plan, limit time.Duration) (*sim.Trace
 }
 
 // watch waits for done, looking at the run's record count (records) at
-// each tick:
-// the run is stuck (ok false) once a whole limit of wall time has passed
-// since the last look that found new records, or maxWatchedRounds limits
-// since start; it returns then how long the run had been going and how
-// many records it had made.
+// each tick: the run is stuck (ok false) once a whole limit of wall time
+// has passed since the last look that found new records, or
+// maxWatchedRounds limits since start; it returns then how long the run
+// had been going and how many records it had made.
 func watch(done <-chan struct{}, ticks <-chan time.Time, records func() int64, start time.Time, limit time.Duration) (total time.Duration, made int64, ok bool) {
 	seen, lastNew := int64(0), start
 	for {
