@@ -39,6 +39,7 @@ import (
 	"k8s.io/kubernetes/pkg/features"
 
 	"github.com/cachelab/cachelab/cachelabtest"
+	"github.com/cachelab/cachelab/fakeapi"
 	"github.com/cachelab/cachelab/upstream/internal/wiring"
 )
 
@@ -151,7 +152,7 @@ func runs(ds *appsv1.DaemonSet, eligible map[string]bool, byNode map[string][]*c
 			continue
 		case len(ps) != 1:
 			return fmt.Errorf("has %d active pods on node %s, want 1", len(ps), n)
-		case !wiring.PodReady(ps[0]):
+		case !fakeapi.PodRunningReady(ps[0]):
 			return fmt.Errorf("has pod %s on node %s not Ready", ps[0].Name, n)
 		case rolling && !slices.Equal(images(&ps[0].Spec), images(&ds.Spec.Template.Spec)):
 			return fmt.Errorf("has pod %s on node %s with an old template (images %s, want %s)", ps[0].Name, n,

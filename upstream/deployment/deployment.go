@@ -32,6 +32,7 @@ import (
 	"k8s.io/kubernetes/pkg/features"
 
 	"github.com/cachelab/cachelab/cachelabtest"
+	"github.com/cachelab/cachelab/fakeapi"
 	"github.com/cachelab/cachelab/upstream/internal/wiring"
 )
 
@@ -167,7 +168,7 @@ func rolledOut(d *appsv1.Deployment, rss []*appsv1.ReplicaSet, pods map[string][
 			return fmt.Errorf("wants %d pods and its current ReplicaSet %s has spec.replicas=%d and %d active pods", want, rs.Name, n, active)
 		}
 		for _, p := range pods[string(rs.UID)] {
-			if !wiring.PodReady(p) {
+			if !fakeapi.PodRunningReady(p) {
 				return fmt.Errorf("has pod %s not Ready", p.Name)
 			}
 		}

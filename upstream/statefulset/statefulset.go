@@ -30,6 +30,7 @@ import (
 	"k8s.io/kubernetes/pkg/features"
 
 	"github.com/cachelab/cachelab/cachelabtest"
+	"github.com/cachelab/cachelab/fakeapi"
 	"github.com/cachelab/cachelab/upstream/internal/wiring"
 )
 
@@ -115,7 +116,7 @@ func runs(set *appsv1.StatefulSet, pods map[int]*corev1.Pod) error {
 		if !ok {
 			return fmt.Errorf("wants %d pods and has no active pod %s-%d", want, set.Name, ord)
 		}
-		if !wiring.PodReady(p) {
+		if !fakeapi.PodRunningReady(p) {
 			return fmt.Errorf("has pod %s not Ready", p.Name)
 		}
 		if rolling && ord >= partition && !sameImages(p.Spec.Containers, set.Spec.Template.Spec.Containers) {

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"unsafe"
 
-	corev1 "k8s.io/api/core/v1"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/component-base/featuregate"
@@ -92,18 +91,4 @@ func Controller[T Runner](names [2]string, gate featuregate.Feature, on bool, wo
 		},
 		Desired: desired,
 	}
-}
-
-// PodReady is whether p is Running with its Ready condition true: what the
-// Desired predicates of the subjects that wait for ready Pods count.
-func PodReady(p *corev1.Pod) bool {
-	if p.Status.Phase != corev1.PodRunning {
-		return false
-	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
