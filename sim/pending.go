@@ -27,9 +27,9 @@ const RequeueAfterPrefix = "after "
 func pendingRetries(recs []Record) map[string]Record {
 	pending := map[string]Record{}
 	for _, r := range recs {
-		k := r.Actor + " " + r.Key
 		switch r.Kind {
 		case RecReconcile:
+			k := r.Actor + " " + r.Key
 			switch {
 			case r.Op == "start":
 				pending[k] = r
@@ -39,6 +39,7 @@ func pendingRetries(recs []Record) map[string]Record {
 				delete(pending, k)
 			}
 		case RecQueue:
+			k := r.Actor + " " + r.Key
 			switch r.Op {
 			case "get":
 				if p, ok := pending[k]; ok && p.Kind == RecQueue {
