@@ -2,6 +2,7 @@ package cachelabtest
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"maps"
@@ -192,13 +193,31 @@ func Test(t *testing.T, c Controller, plans ...Plans) {
 // Expect: `cachelab run --subject <c.Name> --random 20` runs it as Test
 // does, and its run lines, index and reports show a failure its Expect
 // accepts as expected, with the reason (never as a pass, nor as a plain
-// failure). Call it from main before cli.Run. A Controller without a
-// Name, or whose Expect names no invariant, is an error.
-func Register(c Controller) error {
+// failure). Call it from main before cli.Run.
+//
+// random, when given, are the controller's own random plans, as Test
+// takes them (Random(Primary("foos"), Examples(...)) or Random(Children(...))):
+// `cachelab run --random`, `cachelab hunt`'s workloads and `cachelab
+// time-to-bug` then draw from them; without it they are the lab's
+// ConfigMap plans. More than one Plans, Plans that are not Random, a
+// Controller without a Name, or an Expect that names no invariant, are
+// errors.
+func Register(c Controller, random ...Plans) error {
 	if c.Name == "" {
 		return fmt.Errorf("cachelabtest.Register: the Controller needs a Name (the subject's name on the command line)")
 	}
-	if err := checkSetup(c, nil); err != nil {
+	if len(random) > 1 {
+		return fmt.Errorf("cachelabtest.Register: give at most one Random(...) (the plans of cachelab run --random for %q), got %d", c.Name, len(random))
+	}
+	for _, ps := range random {
+		if !ps.random || len(ps.files) > 0 || len(ps.plans) > 0 || len(ps.scenarios) > 0 {
+			return fmt.Errorf("cachelabtest.Register: the plans given must be Random(...) (the controller's random plans, for cachelab run --random); scenarios, files and plans are run by name or path on the command line")
+		}
+		if err := errors.Join(ps.errs...); err != nil {
+			return fmt.Errorf("cachelabtest.Register: %w", err)
+		}
+	}
+	if err := checkSetup(c, random); err != nil {
 		return err
 	}
 	expect, err := c.expectations()
@@ -208,12 +227,30 @@ func Register(c Controller) error {
 	if err := sim.ReplaceSubject(c.subjectInfo("a controller registered by cachelabtest.Register")); err != nil {
 		return fmt.Errorf("cachelabtest.Register: %w", err)
 	}
+	scenarios.SetPlanGen(c.Name, nil)
+	for _, ps := range random {
+		if err := servesChildren(c.Name, ps.gen.ChildResource); err != nil {
+			return fmt.Errorf("cachelabtest.Register: %w", err)
+		}
+		scenarios.SetPlanGen(c.Name, ps.costed(ps.planGen(c.Name)))
+	}
 	acc := map[string]string{}
 	for inv, e := range expect {
 		acc[inv] = e.Reason
 	}
 	lab.SetAccepted(c.Name, acc)
 	return nil
+}
+
+// costed gives gen's plans ps's request cost, as Test's random plans have
+// it (a plan that sets its own request latency keeps it).
+func (ps Plans) costed(gen *rapid.Generator[sim.Plan]) *rapid.Generator[sim.Plan] {
+	return rapid.Map(gen, func(p sim.Plan) sim.Plan {
+		if ps.cost > 0 && p.Faults.RequestLatency.Kind == "" {
+			p.Faults.RequestLatency = sim.Distribution{Kind: "fixed", Max: sim.Duration(ps.cost)}
+		}
+		return p
+	})
 }
 
 // Failure is one failed plan.
@@ -519,7 +556,7 @@ func runJobs(t *testing.T, rep *reporter, jobs []lab.Job, out string) {
 // t.
 func runRandom(t *testing.T, rep *reporter, subject string, ps Plans, out string) {
 	t.Helper()
-	gen := rapid.Map(ps.planGen(subject), func(p sim.Plan) drawnPlan { return drawnPlan{p} })
+	gen := rapid.Map(ps.costed(ps.planGen(subject)), func(p sim.Plan) drawnPlan { return drawnPlan{p} })
 	var tb rapid.TB = t
 	if rep.sink != nil {
 		tb = &catcher{T: t}
@@ -545,9 +582,6 @@ func runRandom(t *testing.T, rep *reporter, subject string, ps Plans, out string
 			return // a run was stuck: the rest are not run (see below)
 		}
 		keep.plans++
-		if ps.cost > 0 && p.Faults.RequestLatency.Kind == "" {
-			p.Faults.RequestLatency = sim.Distribution{Kind: "fixed", Max: sim.Duration(ps.cost)}
-		}
 		q := lab.FollowSaved(&p, saved)
 		r := &lab.Result{Job: lab.NewJob(q, nil)}
 		start := time.Now()
