@@ -100,6 +100,12 @@ func SchemaPlanGen(subject string, o SchemaGenOptions) *rapid.Generator[sim.Plan
 			p.Steps = append(p.Steps, e...)
 		}
 		slices.SortStableFunc(p.Steps, func(a, b sim.Step) int { return int(a.At - b.At) })
+		if len(p.Objects) == 0 && !slices.ContainsFunc(p.Steps, func(s sim.Step) bool { return s.Op == "create" || s.Op == "apply" }) {
+			// Nothing for the controller to act on: a run that cannot
+			// find anything. The first kind's first object exists at
+			// the start instead (drawn last, so no other plan changes).
+			p.Objects = append(p.Objects, mustJSON(sg.object(0, genNames[0])))
+		}
 		return p
 	})
 }
