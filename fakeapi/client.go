@@ -106,6 +106,11 @@ func (c *Client) begin(ctx context.Context, req *RequestInfo) (RequestFault, err
 	if c.life != nil && c.life.Err() != nil {
 		return RequestFault{}, c.life.Err()
 	}
+	if inAdmission(ctx) {
+		// A webhook called back while the server holds its lock for the
+		// write being admitted: waiting would never end (admission.go).
+		return RequestFault{}, apierrors.NewInternalError(ErrAdmissionReentry)
+	}
 	f, err := c.s.before(ctx, *req)
 	if err != nil {
 		return f, err
@@ -131,7 +136,9 @@ func (c *Client) write(ctx context.Context, req RequestInfo, okCode int, apply f
 		return nil, err
 	}
 	defer s.mu.Unlock()
+	s.admitCtx, s.admitClient = ctx, req.Client
 	obj, evs, err := apply(s.st)
+	s.admitCtx, s.admitClient = nil, ""
 	if err != nil {
 		c.answerLocked(&req, err, okCode)
 		return nil, err

@@ -160,10 +160,14 @@ type Server struct {
 	scheme           *runtime.Scheme
 	encoder          runtime.Encoder
 
-	mu       sync.Mutex
-	st       *store.Store
-	nextID   WatcherID
-	watchers []*watcher // open watches, in ID order
+	mu sync.Mutex
+	st *store.Store
+	// admitCtx and admitClient are the context and client of the write
+	// in progress, for admission webhooks (admission.go); set with mu held.
+	admitCtx    context.Context
+	admitClient string
+	nextID      WatcherID
+	watchers    []*watcher // open watches, in ID order
 }
 
 // NewServer returns a Server serving the built-in resources (namespaces,

@@ -58,6 +58,8 @@ type Store struct {
 	// subresource it is recorded under ("scale").
 	manager  string
 	trackSub string
+	// admission is SetAdmission's (admission.go).
+	admission Admission
 
 	// dependents indexes objects by the UIDs of their owners.
 	dependents map[types.UID]map[objRef]struct{}

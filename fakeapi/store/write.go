@@ -185,6 +185,14 @@ func (s *Store) create(r *resState, ns string, obj runtime.Object, opts metav1.C
 	if err := s.errIfNamespaceMissing(r, m.GetNamespace()); err != nil {
 		return nil, nil, err
 	}
+	if s.admitting(r) {
+		// Mutating webhooks see the decoded, defaulted object (admission.go).
+		s.defaults(r, o)
+		if o, err = s.mutate(r, AdmissionCreate, "", o, nil, &opts, len(opts.DryRun) > 0); err != nil {
+			return nil, nil, err
+		}
+		m = mustAccessor(o)
+	}
 	if m.GetGenerateName() != "" && m.GetName() == "" {
 		m.SetName(s.generateName(m.GetGenerateName()))
 	}
@@ -234,6 +242,11 @@ func (s *Store) create(r *resState, ns string, obj runtime.Object, opts metav1.C
 		}
 		if errs := s.validateObject(r, o, m); len(errs) > 0 {
 			return nil, nil, apierrors.NewInvalid(r.gvk.GroupKind(), m.GetName(), errs)
+		}
+	}
+	if s.admitting(r) {
+		if err := s.validateAdmission(r, AdmissionCreate, "", o, nil, &opts, len(opts.DryRun) > 0); err != nil {
+			return nil, nil, err
 		}
 	}
 	if m.GetResourceVersion() != "" {
@@ -372,6 +385,15 @@ func (s *Store) updateManaged(r *resState, key string, o, old runtime.Object, su
 			"StorageError: invalid object, Code: 4, Key: %s%s, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: %v, UID in object meta: %v",
 			r.registryPrefix, registryKey(r, key), uid, oldM.GetUID()))
 	}
+	if s.admitting(r) {
+		// kube-apiserver's update transformers run mutating admission
+		// before the registry checks the resourceVersion.
+		var err error
+		if o, err = s.mutate(r, AdmissionUpdate, sub, o, old, updateOptions(dryRun), dryRun); err != nil {
+			return nil, nil, err
+		}
+		m = mustAccessor(o)
+	}
 	switch rv := m.GetResourceVersion(); {
 	case rv == "" && r.typed:
 		m.SetResourceVersion(oldM.GetResourceVersion()) // AllowUnconditionalUpdate
@@ -458,6 +480,11 @@ func (s *Store) updateManaged(r *resState, key string, o, old runtime.Object, su
 	}
 	if len(errs) > 0 {
 		return nil, nil, apierrors.NewInvalid(r.gvk.GroupKind(), m.GetName(), errs)
+	}
+	if s.admitting(r) {
+		if err := s.validateAdmission(r, AdmissionUpdate, sub, o, old, updateOptions(dryRun), dryRun); err != nil {
+			return nil, nil, err
+		}
 	}
 	if s.unchanged(r, key, old, o) {
 		return old, nil, nil // etcd3 GuaranteedUpdate skips no-op writes
@@ -600,6 +627,12 @@ func (s *Store) Delete(gvr schema.GroupVersionResource, ns, name string, opts me
 	}
 	if err := s.checkPreconditions(r, key, cur, opts.Preconditions); err != nil {
 		return nil, nil, err
+	}
+	if s.admitting(r) {
+		// Delete admission sees the stored object as oldObject, both kinds.
+		if err := s.admitDelete(r, cur, &opts); err != nil {
+			return nil, nil, err
+		}
 	}
 	policy := metav1.DeletePropagationBackground
 	if opts.PropagationPolicy != nil {

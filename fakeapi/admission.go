@@ -1,0 +1,516 @@
+package fakeapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+	"slices"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/admission/plugin/webhook/mutating"
+	"k8s.io/apiserver/pkg/admission/plugin/webhook/validating"
+	"k8s.io/apiserver/pkg/authentication/user"
+	webhookutil "k8s.io/apiserver/pkg/util/webhook"
+	"k8s.io/client-go/informers"
+	admissionregistrationinformers "k8s.io/client-go/informers/admissionregistration"
+	admissionregistrationinformersv1 "k8s.io/client-go/informers/admissionregistration/v1"
+	coreinformers "k8s.io/client-go/informers/core"
+	coreinformersv1 "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	admissionregistrationlisters "k8s.io/client-go/listers/admissionregistration/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/cachelab/cachelab/fakeapi/store"
+)
+
+// Webhooks are the admission webhooks a Server calls, configured as a
+// cluster configures them: MutatingWebhookConfiguration and
+// ValidatingWebhookConfiguration objects (a kubebuilder project's
+// config/webhook/manifests.yaml). The server calls them with
+// kube-apiserver's own MutatingAdmissionWebhook and
+// ValidatingAdmissionWebhook plugins (k8s.io/apiserver): rules,
+// namespace and object selectors, matchConditions, failurePolicy,
+// reinvocationPolicy, sideEffects on dry runs, timeouts, the
+// admission/v1 AdmissionReview sent and the JSONPatch applied, and the
+// errors a denial or a failed call gives, are kube-apiserver's.
+//
+// Mutating webhooks run on every create and update (patches and
+// server-side applies included, on the object the patch made) after the
+// request is decoded and defaulted, and before the resourceVersion is
+// checked; validating webhooks after the kind's own validation, before the
+// object is stored. Both run on deletes, with oldObject. Writes the server
+// makes itself (its garbage collection, namespace cleanup) and the scale
+// subresource are not admitted.
+//
+// Webhooks are called with the server's lock held: a webhook must not
+// call the API server (such a request fails at once with 500 and a message
+// that says so); reading a controller's informer cache is fine.
+type Webhooks struct {
+	// Mutating and Validating are the configurations. Fields a cluster
+	// defaults are defaulted as kube-apiserver does (failurePolicy Fail,
+	// matchPolicy Equivalent, empty selectors, timeoutSeconds 10,
+	// reinvocationPolicy Never, a rule's scope "*"); sideEffects and
+	// admissionReviewVersions are required, as the API requires them.
+	// caBundle is ignored: calls go through Transport.
+	Mutating   []admissionregistrationv1.MutatingWebhookConfiguration
+	Validating []admissionregistrationv1.ValidatingWebhookConfiguration
+	// Transport carries every webhook call: an HTTP POST of an
+	// AdmissionReview to the webhook's clientConfig (url, or
+	// https://<service>.<namespace>.svc:<port><path>). Required: the lab
+	// answers calls in-process (fakeapi/http.NewPipe over the handlers).
+	Transport http.RoundTripper
+}
+
+// ErrAdmissionReentry is the error a request gets when it is made from
+// inside an admission webhook the server is calling.
+var ErrAdmissionReentry = errors.New("fakeapi: an admission webhook called the API server; the lab calls webhooks with its API server locked, so a webhook may read its informer caches but not make requests")
+
+// admissionKey marks the context of a webhook call (see Client.begin).
+type admissionKey struct{}
+
+// inAdmission reports whether ctx is a webhook call's (or derived from it).
+func inAdmission(ctx context.Context) bool {
+	return ctx != nil && ctx.Value(admissionKey{}) != nil
+}
+
+// SetWebhooks makes the server call w's webhooks on every write from now
+// on. A configuration that kube-apiserver would refuse, or no Transport,
+// is an error and changes nothing.
+func (s *Server) SetWebhooks(w Webhooks) error {
+	a, err := newAdmission(s, w)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.st.SetAdmission(a)
+	return nil
+}
+
+// webhookAdmission calls kube-apiserver's webhook admission plugins for
+// the store.
+type webhookAdmission struct {
+	s          *Server
+	mutating   *mutating.Plugin   // nil without mutating webhooks
+	validating *validating.Plugin // nil without validating webhooks
+	objects    objectInterfaces
+}
+
+var _ store.Admission = (*webhookAdmission)(nil)
+
+// newAdmission builds the plugins for w.
+func newAdmission(s *Server, w Webhooks) (*webhookAdmission, error) {
+	if w.Transport == nil {
+		return nil, errors.New("fakeapi: Webhooks.Transport is nil: it must carry the webhook calls (fakeapi/http.NewPipe over the handlers)")
+	}
+	muts := make([]*admissionregistrationv1.MutatingWebhookConfiguration, 0, len(w.Mutating))
+	for i := range w.Mutating {
+		c := w.Mutating[i].DeepCopy()
+		if err := defaultMutating(c); err != nil {
+			return nil, err
+		}
+		muts = append(muts, c)
+	}
+	vals := make([]*admissionregistrationv1.ValidatingWebhookConfiguration, 0, len(w.Validating))
+	for i := range w.Validating {
+		c := w.Validating[i].DeepCopy()
+		if err := defaultValidating(c); err != nil {
+			return nil, err
+		}
+		vals = append(vals, c)
+	}
+	f := &staticInformers{
+		namespaces: &namespaceLister{s: s},
+		mutating:   admissionregistrationlisters.NewMutatingWebhookConfigurationLister(indexerOf(muts)),
+		validating: admissionregistrationlisters.NewValidatingWebhookConfigurationLister(indexerOf(vals)),
+	}
+	// Calls go to Transport, whatever the host: no TLS, no dialling.
+	resolver := &webhookutil.AuthenticationInfoResolverDelegator{
+		ClientConfigForFunc: func(string) (*rest.Config, error) { return transportConfig(w.Transport), nil },
+		ClientConfigForServiceFunc: func(string, string, int) (*rest.Config, error) {
+			return transportConfig(w.Transport), nil
+		},
+	}
+	type plugin interface {
+		SetExternalKubeInformerFactory(informers.SharedInformerFactory)
+		SetExternalKubeClientSet(kubernetes.Interface)
+		SetAuthenticationInfoResolverWrapper(webhookutil.AuthenticationInfoResolverWrapper)
+		ValidateInitialization() error
+	}
+	init := func(p plugin) error {
+		p.SetExternalKubeInformerFactory(f)
+		// Never called: the namespace lister answers every namespace.
+		p.SetExternalKubeClientSet(&kubernetes.Clientset{})
+		p.SetAuthenticationInfoResolverWrapper(func(webhookutil.AuthenticationInfoResolver) webhookutil.AuthenticationInfoResolver {
+			return resolver
+		})
+		return p.ValidateInitialization()
+	}
+	a := &webhookAdmission{s: s, objects: objectInterfaces{scheme: s.scheme}}
+	if len(muts) > 0 {
+		p, err := mutating.NewMutatingWebhook(nil)
+		if err != nil {
+			return nil, fmt.Errorf("fakeapi: mutating webhooks: %w", err)
+		}
+		if err := init(p); err != nil {
+			return nil, fmt.Errorf("fakeapi: mutating webhooks: %w", err)
+		}
+		a.mutating = p
+	}
+	if len(vals) > 0 {
+		p, err := validating.NewValidatingAdmissionWebhook(nil)
+		if err != nil {
+			return nil, fmt.Errorf("fakeapi: validating webhooks: %w", err)
+		}
+		if err := init(p); err != nil {
+			return nil, fmt.Errorf("fakeapi: validating webhooks: %w", err)
+		}
+		a.validating = p
+	}
+	return a, nil
+}
+
+// transportConfig is the rest.Config of a webhook call over t.
+func transportConfig(t http.RoundTripper) *rest.Config {
+	return &rest.Config{WrapTransport: func(http.RoundTripper) http.RoundTripper { return t }}
+}
+
+// attributes turns the store's description of a write into admission's.
+func (a *webhookAdmission) attributes(at *store.AdmissionAttributes) admission.Attributes {
+	var userInfo user.Info = &user.DefaultInfo{}
+	if a.s.admitClient != "" {
+		userInfo = &user.DefaultInfo{Name: a.s.admitClient}
+	}
+	return admission.NewAttributesRecord(at.Object, at.OldObject, at.Kind, at.Namespace, at.Name, at.Resource,
+		at.Subresource, admission.Operation(at.Operation), at.Options, at.DryRun, userInfo)
+}
+
+// ctx is the context of a webhook call: the request's, marked.
+func (a *webhookAdmission) ctx() context.Context {
+	ctx := a.s.admitCtx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return context.WithValue(ctx, admissionKey{}, true)
+}
+
+// Mutate runs the mutating webhooks, then once more those whose
+// reinvocationPolicy is IfNeeded when a webhook changed the object (what
+// kube-apiserver's admission chain does around its mutating plugins).
+func (a *webhookAdmission) Mutate(at *store.AdmissionAttributes) error {
+	if a.mutating == nil || !a.mutating.Handles(admission.Operation(at.Operation)) {
+		return nil
+	}
+	attrs := a.attributes(at)
+	ctx := a.ctx()
+	if err := a.mutating.Admit(ctx, attrs, a.objects); err != nil {
+		return err
+	}
+	if rc := attrs.GetReinvocationContext(); rc.ShouldReinvoke() {
+		rc.SetIsReinvoke()
+		return a.mutating.Admit(ctx, attrs, a.objects)
+	}
+	return nil
+}
+
+// Validate runs the validating webhooks.
+func (a *webhookAdmission) Validate(at *store.AdmissionAttributes) error {
+	if a.validating == nil || !a.validating.Handles(admission.Operation(at.Operation)) {
+		return nil
+	}
+	return a.validating.Validate(a.ctx(), a.attributes(at), a.objects)
+}
+
+// objectInterfaces is admission.ObjectInterfaces over the server's scheme
+// and its custom resources (unstructured), each served in one version:
+// conversion copies an object into another of its own type.
+type objectInterfaces struct{ scheme *runtime.Scheme }
+
+var _ admission.ObjectInterfaces = objectInterfaces{}
+
+func (o objectInterfaces) GetObjectCreater() runtime.ObjectCreater     { return o }
+func (o objectInterfaces) GetObjectTyper() runtime.ObjectTyper         { return o.scheme }
+func (o objectInterfaces) GetObjectDefaulter() runtime.ObjectDefaulter { return o.scheme }
+func (o objectInterfaces) GetObjectConvertor() runtime.ObjectConvertor { return o }
+func (o objectInterfaces) GetEquivalentResourceMapper() runtime.EquivalentResourceMapper {
+	return runtime.NewEquivalentResourceRegistry()
+}
+
+// New makes a kind of the scheme, or an unstructured custom resource.
+func (o objectInterfaces) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
+	if obj, err := o.scheme.New(gvk); err == nil {
+		return obj, nil
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	return u, nil
+}
+
+// Convert copies in into out, both of the same Go type.
+func (o objectInterfaces) Convert(in, out, _ any) error {
+	if reflect.TypeOf(in) != reflect.TypeOf(out) {
+		return fmt.Errorf("fakeapi: admission cannot convert %T to %T: the lab serves one version of each kind", in, out)
+	}
+	switch in := in.(type) {
+	case *unstructured.Unstructured:
+		out.(*unstructured.Unstructured).Object = runtime.DeepCopyJSON(in.Object)
+		return nil
+	case runtime.Object:
+		reflect.ValueOf(out).Elem().Set(reflect.ValueOf(in.DeepCopyObject()).Elem())
+		return nil
+	}
+	return fmt.Errorf("fakeapi: admission cannot convert %T", in)
+}
+
+// ConvertToVersion returns in: every kind is served in one version.
+func (o objectInterfaces) ConvertToVersion(in runtime.Object, _ runtime.GroupVersioner) (runtime.Object, error) {
+	return in, nil
+}
+
+// ConvertFieldLabel is never called by admission.
+func (o objectInterfaces) ConvertFieldLabel(_ schema.GroupVersionKind, label, value string) (string, string, error) {
+	return label, value, nil
+}
+
+// defaultMutating checks and defaults c as kube-apiserver's API does.
+func defaultMutating(c *admissionregistrationv1.MutatingWebhookConfiguration) error {
+	if c.Name == "" {
+		return errors.New("fakeapi: a MutatingWebhookConfiguration has no metadata.name")
+	}
+	for i := range c.Webhooks {
+		h := &c.Webhooks[i]
+		if err := checkWebhook("MutatingWebhookConfiguration", c.Name, h.Name, h.ClientConfig, h.SideEffects, h.AdmissionReviewVersions); err != nil {
+			return err
+		}
+		h.ClientConfig.CABundle = nil
+		defaultCommon(&h.FailurePolicy, &h.MatchPolicy, &h.NamespaceSelector, &h.ObjectSelector, &h.TimeoutSeconds, h.Rules)
+		if h.ReinvocationPolicy == nil {
+			never := admissionregistrationv1.NeverReinvocationPolicy
+			h.ReinvocationPolicy = &never
+		}
+	}
+	return nil
+}
+
+// defaultValidating checks and defaults c as kube-apiserver's API does.
+func defaultValidating(c *admissionregistrationv1.ValidatingWebhookConfiguration) error {
+	if c.Name == "" {
+		return errors.New("fakeapi: a ValidatingWebhookConfiguration has no metadata.name")
+	}
+	for i := range c.Webhooks {
+		h := &c.Webhooks[i]
+		if err := checkWebhook("ValidatingWebhookConfiguration", c.Name, h.Name, h.ClientConfig, h.SideEffects, h.AdmissionReviewVersions); err != nil {
+			return err
+		}
+		h.ClientConfig.CABundle = nil
+		defaultCommon(&h.FailurePolicy, &h.MatchPolicy, &h.NamespaceSelector, &h.ObjectSelector, &h.TimeoutSeconds, h.Rules)
+	}
+	return nil
+}
+
+// checkWebhook refuses what the admissionregistration API refuses and the
+// dispatcher would trip on.
+func checkWebhook(kind, cfg, name string, cc admissionregistrationv1.WebhookClientConfig, se *admissionregistrationv1.SideEffectClass, versions []string) error {
+	where := fmt.Sprintf("fakeapi: %s %q webhook %q", kind, cfg, name)
+	switch {
+	case name == "":
+		return fmt.Errorf("fakeapi: %s %q: a webhook has no name", kind, cfg)
+	case (cc.URL == nil) == (cc.Service == nil):
+		return fmt.Errorf("%s: clientConfig needs exactly one of url and service", where)
+	case se == nil:
+		return fmt.Errorf("%s: sideEffects is required (None or NoneOnDryRun)", where)
+	case !slices.Contains(versions, "v1") && !slices.Contains(versions, "v1beta1"):
+		return fmt.Errorf("%s: admissionReviewVersions %v has neither v1 nor v1beta1", where, versions)
+	}
+	return nil
+}
+
+// defaultCommon sets the defaults mutating and validating webhooks share
+// (k8s.io/kubernetes/pkg/apis/admissionregistration/v1/defaults.go).
+func defaultCommon(fp **admissionregistrationv1.FailurePolicyType, mp **admissionregistrationv1.MatchPolicyType,
+	ns, obj **metav1.LabelSelector, timeout **int32, rules []admissionregistrationv1.RuleWithOperations) {
+	if *fp == nil {
+		fail := admissionregistrationv1.Fail
+		*fp = &fail
+	}
+	if *mp == nil {
+		eq := admissionregistrationv1.Equivalent
+		*mp = &eq
+	}
+	if *ns == nil {
+		*ns = &metav1.LabelSelector{}
+	}
+	if *obj == nil {
+		*obj = &metav1.LabelSelector{}
+	}
+	if *timeout == nil {
+		t := int32(10)
+		*timeout = &t
+	}
+	for i := range rules {
+		if rules[i].Scope == nil {
+			all := admissionregistrationv1.AllScopes
+			rules[i].Scope = &all
+		}
+	}
+}
+
+// indexerOf is an indexer holding objs (the webhook configurations).
+func indexerOf[T runtime.Object](objs []T) cache.Indexer {
+	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	for _, o := range objs {
+		_ = idx.Add(o)
+	}
+	return idx
+}
+
+// staticInformers is the informer factory the webhook plugins read their
+// configurations and namespaces from: fixed configurations, synced from
+// the start, and the store's namespaces. Only what the plugins call is
+// implemented; anything else panics (a nil embedded interface).
+type staticInformers struct {
+	informers.SharedInformerFactory
+	namespaces *namespaceLister
+	mutating   admissionregistrationlisters.MutatingWebhookConfigurationLister
+	validating admissionregistrationlisters.ValidatingWebhookConfigurationLister
+}
+
+func (f *staticInformers) Core() coreinformers.Interface { return staticCore{f: f} }
+func (f *staticInformers) Admissionregistration() admissionregistrationinformers.Interface {
+	return staticAdmissionregistration{f: f}
+}
+
+type staticCore struct {
+	coreinformers.Interface
+	f *staticInformers
+}
+
+func (c staticCore) V1() coreinformersv1.Interface { return staticCoreV1{f: c.f} }
+
+type staticCoreV1 struct {
+	coreinformersv1.Interface
+	f *staticInformers
+}
+
+func (c staticCoreV1) Namespaces() coreinformersv1.TypedNamespaceInformer {
+	return staticNamespaces{f: c.f}
+}
+
+type staticNamespaces struct {
+	coreinformersv1.TypedNamespaceInformer
+	f *staticInformers
+}
+
+func (n staticNamespaces) Informer() cache.SharedIndexInformer { return syncedInformer{} }
+func (n staticNamespaces) Lister() corelisters.NamespaceLister { return n.f.namespaces }
+
+type staticAdmissionregistration struct {
+	admissionregistrationinformers.Interface
+	f *staticInformers
+}
+
+func (a staticAdmissionregistration) V1() admissionregistrationinformersv1.Interface {
+	return staticAdmissionregistrationV1{f: a.f}
+}
+
+type staticAdmissionregistrationV1 struct {
+	admissionregistrationinformersv1.Interface
+	f *staticInformers
+}
+
+func (a staticAdmissionregistrationV1) MutatingWebhookConfigurations() admissionregistrationinformersv1.TypedMutatingWebhookConfigurationInformer {
+	return staticMutating{f: a.f}
+}
+
+func (a staticAdmissionregistrationV1) ValidatingWebhookConfigurations() admissionregistrationinformersv1.TypedValidatingWebhookConfigurationInformer {
+	return staticValidating{f: a.f}
+}
+
+type staticMutating struct {
+	admissionregistrationinformersv1.TypedMutatingWebhookConfigurationInformer
+	f *staticInformers
+}
+
+func (m staticMutating) Informer() cache.SharedIndexInformer { return syncedInformer{} }
+func (m staticMutating) Lister() admissionregistrationlisters.MutatingWebhookConfigurationLister {
+	return m.f.mutating
+}
+
+type staticValidating struct {
+	admissionregistrationinformersv1.TypedValidatingWebhookConfigurationInformer
+	f *staticInformers
+}
+
+func (v staticValidating) Informer() cache.SharedIndexInformer { return syncedInformer{} }
+func (v staticValidating) Lister() admissionregistrationlisters.ValidatingWebhookConfigurationLister {
+	return v.f.validating
+}
+
+// syncedInformer is an informer that has synced and never sends an event.
+type syncedInformer struct{ cache.SharedIndexInformer }
+
+func (syncedInformer) HasSynced() bool { return true }
+func (syncedInformer) AddEventHandler(cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
+	return syncedRegistration{}, nil
+}
+
+type syncedRegistration struct {
+	cache.ResourceEventHandlerRegistration
+}
+
+func (syncedRegistration) HasSynced() bool { return true }
+
+// namespaceLister reads namespaces from the store (the plugins call it
+// with the server's lock held). A namespace the store does not hold (the
+// lab's plans use namespaces without creating them) is answered as a
+// cluster would hold it: with its kubernetes.io/metadata.name label only.
+type namespaceLister struct{ s *Server }
+
+var _ corelisters.NamespaceLister = (*namespaceLister)(nil)
+
+var namespacesGVR = corev1.SchemeGroupVersion.WithResource("namespaces")
+
+// Get returns namespace name.
+func (l *namespaceLister) Get(name string) (*corev1.Namespace, error) {
+	obj, err := l.s.st.Get(namespacesGVR, "", name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{corev1.LabelMetadataName: name}}}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	ns, ok := obj.(*corev1.Namespace)
+	if !ok {
+		return nil, fmt.Errorf("fakeapi: namespace %s is a %T", name, obj)
+	}
+	return ns, nil
+}
+
+// List lists the stored namespaces matching sel.
+func (l *namespaceLister) List(sel labels.Selector) ([]*corev1.Namespace, error) {
+	obj, _, err := l.s.st.List(namespacesGVR, "", metav1.ListOptions{LabelSelector: sel.String()}, 0)
+	if err != nil {
+		return nil, err
+	}
+	list, ok := obj.(*corev1.NamespaceList)
+	if !ok {
+		return nil, fmt.Errorf("fakeapi: namespaces listed as %T", obj)
+	}
+	out := make([]*corev1.Namespace, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, &list.Items[i])
+	}
+	return out, nil
+}
