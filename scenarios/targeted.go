@@ -63,6 +63,11 @@ const (
 	KindHiddenState = "state hidden behind a relist"
 	// KindTombstone (unobserved-state): a delete learned from a relist.
 	KindTombstone = "delete behind a relist"
+	// KindRecreateHidden (unobserved-state): an object deleted and created
+	// again under the same name while the watch is held, then 410 and a
+	// relist: the informer hands the successor over as an update of its
+	// predecessor (another UID), and no delete is ever delivered.
+	KindRecreateHidden = "recreate behind a relist"
 	// KindDownAcross (unobserved-state): the controller down across a
 	// change.
 	KindDownAcross = "controller down across a change"
@@ -743,6 +748,36 @@ func unobservedState(base *sim.Plan, v *refView, opt TargetedOptions) ([]Targete
 		)
 		out = append(out, Targeted{Class: ClassUnobserved, Perturbation: fmt.Sprintf("%s: watch of %s held %s..%s, then 410 and relist", desc, res, from, to), Plan: p,
 			Kind: kind, Target: target})
+	}
+	// A recreate behind a relist: the predecessor's removal (its DELETED
+	// event, whoever wrote it: the user's delete, or the controller's own
+	// finalizer removal after the user's delete) and the successor's
+	// create under the same name, hidden by one hold: the informer sees
+	// one object change its UID, and no delete.
+	for _, c := range v.changes {
+		if !c.recreated {
+			continue
+		}
+		var gone *refChange
+		for _, d := range append(slices.Clone(v.changes), v.ownDeletes...) {
+			if d.event == "DELETED" && d.resource == c.resource && d.key == c.key && d.pos < c.pos && (gone == nil || d.pos > gone.pos) {
+				gone = &d
+			}
+		}
+		if gone == nil {
+			continue
+		}
+		desc := fmt.Sprintf("hide the removal of %s %s (by %s) and its create again under the same name (by %s)", c.resource, c.key, gone.actor, c.actor)
+		if !v.watched[c.resource] {
+			pruned = append(pruned, Pruned{ClassUnobserved, desc, "the subject does not watch " + c.resource})
+			continue
+		}
+		if len(v.seen[objKey(c.resource, nsOf(c.key), nameOf(c.key))]) == 0 {
+			pruned = append(pruned, Pruned{ClassUnobserved, desc, "the subject's handlers never saw the predecessor: its recreate changes nothing it sees"})
+			continue
+		}
+		hold(KindRecreateHidden, fmt.Sprintf("%s removed by %s and created again under the same name by %s", c.resource, roleOf(gone.actor, v), roleOf(c.actor, v)),
+			fmt.Sprintf("unobserved-recreate-%s-rv%d", nameOf(c.key), c.rv), desc, c.resource, gone.at-time.Millisecond, c.at+time.Millisecond)
 	}
 	for _, k := range keys {
 		cs := byKey[k]

@@ -46,6 +46,18 @@ type HuntOptions struct {
 	// moment. Default: HuntOrder's (every kind of perturbation early,
 	// each reference moment's first plan before the repeats).
 	GenerationOrder bool
+	// DeriveLifecycle adds a lifecycle workload derived from the first
+	// workload's reference run that shows a main object
+	// (scenarios.LifecyclePlan: for any controller, from what the
+	// reference records; each object the user made that owns what the
+	// controller made is deleted and created again under the same name, and
+	// one child the controller made is deleted, at moments the reference
+	// shows the controller acting on them). Its own reference run is run,
+	// and its targeted plans join the campaign after the other workloads'.
+	// Random workloads seldom delete and recreate an object a moment after
+	// the controller has acted on it, and a campaign perturbs only what its
+	// workloads do.
+	DeriveLifecycle bool
 	// Replay returns the command that replays the plan saved at a path.
 	// Optional; default "cachelab replay PATH".
 	Replay func(planPath string) string
@@ -99,6 +111,10 @@ type HuntReport struct {
 	Generated int
 	// CPU is the campaign's process CPU time (references included).
 	CPU time.Duration
+	// Lifecycle says what HuntOptions.DeriveLifecycle derived (the
+	// workload it came from and each step it added), or why it derived
+	// nothing.
+	Lifecycle []string
 }
 
 // Failures returns the rows that failed or could not be judged.
@@ -133,6 +149,9 @@ func (r *HuntReport) WriteTable(w io.Writer) {
 		names = append(names, strings.TrimSuffix(ref.Job.Plan.Name, "-reference"))
 	}
 	fmt.Fprintf(w, "workloads: %s\n", strings.Join(names, ", "))
+	for _, l := range r.Lifecycle {
+		fmt.Fprintf(w, "lifecycle: %s\n", l)
+	}
 	for _, ref := range r.References {
 		if v, failed, err := judgeHunt(ref); v != "pass" {
 			// The workload alone, without a fault, shows a failure: every
@@ -216,6 +235,11 @@ func HuntPlans(host Host, workloads []*sim.Plan, opt HuntOptions) (*HuntReport, 
 	refs, out := RunBatch(host, refJobs, Options{Parallel: opt.Parallel, OnDone: func(r *Result) {
 		refCPU[r.Job.Plan] = fakeapibench.ProcessCPU() - start
 	}})
+	if opt.DeriveLifecycle {
+		refJobs, refs, out = deriveLifecycle(host, rep, refJobs, refs, out, opt, func(r *Result) {
+			refCPU[r.Job.Plan] = fakeapibench.ProcessCPU() - start
+		})
+	}
 	rep.References = refs
 	var targeted []scenarios.Targeted
 	// ends[i] is workload i's reference end state (nil: not comparable),
@@ -389,6 +413,33 @@ func HuntPlans(host Host, workloads []*sim.Plan, opt HuntOptions) (*HuntReport, 
 	return rep, nil
 }
 
+// deriveLifecycle derives the campaign's lifecycle workload
+// (HuntOptions.DeriveLifecycle) from the first workload whose reference
+// run shows a main object, runs its reference, and returns the reference
+// jobs and results with it appended; rep.Lifecycle says what was derived,
+// or why nothing was.
+func deriveLifecycle(host Host, rep *HuntReport, refJobs []Job, refs []*Result, out string, opt HuntOptions, done func(*Result)) ([]Job, []*Result, string) {
+	var whyNot []string
+	for i, r := range refs {
+		if r.Err != nil || r.Trace == nil {
+			continue
+		}
+		lo, why := scenarios.LifecyclePlan(refJobs[i].Plan, r.Trace)
+		if lo == nil {
+			whyNot = append(whyNot, strings.TrimSuffix(refJobs[i].Plan.Name, "-reference")+": "+why)
+			continue
+		}
+		ref := scenarios.ReferencePlan(lo.Plan)
+		job := NewJob(ref, nil)
+		res, more := RunBatch(host, []Job{job}, Options{Parallel: opt.Parallel, OnDone: done})
+		rep.Lifecycle = append(rep.Lifecycle, fmt.Sprintf("%s, derived from %s's reference: %s", lo.Plan.Name,
+			strings.TrimSuffix(refJobs[i].Plan.Name, "-reference"), strings.Join(lo.Steps, "; ")))
+		return append(refJobs, job), append(refs, res...), out + more
+	}
+	rep.Lifecycle = append(rep.Lifecycle, "none derived ("+strings.Join(whyNot, "; ")+")")
+	return refJobs, refs, out
+}
+
 // servedRun is the run function a targeted run's matches-reference verdict
 // (ReferenceCache.Verdict) gets: a plan with the steps of ref's plan (the
 // reference run, already run: the workload's, or the targeted plan's own)
@@ -484,8 +535,10 @@ func renumberAsOf(p *sim.Plan, removed int) {
 //     random workloads): tier n holds the (n+1)-th plans of each;
 //   - in a tier, the kinds take turns (scenarios.Targeted.Kind, in the
 //     order they first appear: stale-state's first, then
-//     unobserved-state's, ...): a class with many moments no longer
-//     delays every other class's first plan;
+//     unobserved-state's, ...), but a recreate behind a relist
+//     (scenarios.KindRecreateHidden: a successor handed over as an update
+//     of its deleted predecessor) first of all: a class with many moments
+//     no longer delays every other class's first plan;
 //   - a kind's plans aimed at a repair (scenarios.Targeted.Repair: the
 //     controller making again what the user deleted of its children) go
 //     first, from every workload; then those whose target is otherwise
@@ -508,6 +561,22 @@ func HuntOrder(ts []scenarios.Targeted) []int {
 			kinds = append(kinds, k)
 		}
 	}
+	// A recreate behind a relist (the informer hands a successor over as
+	// an update of its deleted predecessor, another UID) goes first: a
+	// name that now names another object is where the lab's and Sieve's
+	// stale and unobserved bugs meet (a Job's expectations and finalizers
+	// left to the predecessor, a read-your-own-writes client waiting for
+	// a delete it never sees, a child deleted by name for the successor).
+	slices.SortStableFunc(kinds, func(a, b string) int {
+		first := func(k string) bool { return k == scenarios.ClassUnobserved+"\x00"+scenarios.KindRecreateHidden }
+		switch {
+		case first(a) == first(b):
+			return 0
+		case first(a):
+			return -1
+		}
+		return 1
+	})
 	maxTier := slices.Max(append(tier, 0))
 	order := make([]int, 0, len(ts))
 	for n := 0; n <= maxTier; n++ {

@@ -256,3 +256,31 @@ func TestHuntOrderRunsRepairsFirstInTheirKind(t *testing.T) {
 		t.Errorf("order %v, want %v", got, want)
 	}
 }
+
+// A recreate behind a relist (a successor handed over as an update of its
+// deleted predecessor) runs first in every tier, from whichever workload:
+// the upstream Job's recreate finding came from the campaign's last
+// workload, and its kind, first seen there, waited for every other kind's
+// turn (plan 13 of 125 on seed 1001, random plan 5).
+func TestHuntOrderRunsARecreateBehindARelistFirst(t *testing.T) {
+	mk := func(name, kind, target string) scenarios.Targeted {
+		return scenarios.Targeted{Class: scenarios.ClassUnobserved, Kind: kind, Target: target, Perturbation: name}
+	}
+	ts := []scenarios.Targeted{
+		mk("A", scenarios.KindTombstone, "pods deleted by the controller"),
+		mk("B", scenarios.KindDownAcross, "jobs patch by user"),
+		// a later workload
+		mk("C", scenarios.KindTombstone, "pods deleted by user"),
+		mk("R", scenarios.KindRecreateHidden, "jobs removed by user and created again under the same name by user"),
+		mk("S", scenarios.KindRecreateHidden, "jobs removed by user and created again under the same name by user"),
+	}
+	var got []string
+	for _, i := range lab.HuntOrder(ts) {
+		got = append(got, ts[i].Perturbation)
+	}
+	// Tier 0: R, then the kinds in turn (tombstone, down across), then
+	// the tombstone's second target; tier 1: S.
+	if want := []string{"R", "A", "B", "C", "S"}; !slices.Equal(got, want) {
+		t.Errorf("order %v, want %v", got, want)
+	}
+}

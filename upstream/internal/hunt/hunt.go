@@ -25,6 +25,7 @@ var (
 	seedFlag      = flag.Uint64("upstream.huntseed", 1, "first seed of the targeted campaign's workloads and of the random baseline's plans")
 	randomFlag    = flag.Int("upstream.huntrandom", 200, "random baseline: run up to this many random plans (seeds from -upstream.huntseed) to the first failure")
 	parallelFlag  = flag.Int("upstream.huntparallel", 1, "runs at a time in the targeted campaign (1: the CPU to each plan is exact)")
+	lifecycleFlag = flag.Bool("upstream.huntlifecycle", true, "targeted campaign: add the lifecycle workload derived from the first workload's reference run (lab.HuntOptions.DeriveLifecycle)")
 )
 
 // SideBySide runs, when -upstream.hunt=N is given, the targeted campaign of
@@ -41,7 +42,7 @@ func SideBySide(t *testing.T, c cachelabtest.Controller, plan func(seed uint64, 
 	for i := range n {
 		ws = append(ws, plan(*seedFlag+uint64(i), c.Name))
 	}
-	rep := cachelabtest.Hunt(t, c, cachelabtest.HuntOptions{Parallel: *parallelFlag}, true, ws...)
+	rep := cachelabtest.Hunt(t, c, cachelabtest.HuntOptions{Parallel: *parallelFlag, DeriveLifecycle: *lifecycleFlag}, true, ws...)
 	var b strings.Builder
 	rep.WriteTable(&b)
 	t.Logf("targeted campaign of %s:\n%s", c.Name, b.String())
