@@ -239,6 +239,7 @@ func Register(c Controller, random ...Plans) error {
 		acc[inv] = e.Reason
 	}
 	lab.SetAccepted(c.Name, acc)
+	lab.SetJudgedAsTest(c.Name, true)
 	return nil
 }
 

@@ -169,7 +169,7 @@ func randomBaseline(env *Env, host lab.Host, o *huntOptions) {
 			p := scenarios.Random(o.seed+uint64(i), o.subject)
 			jobs = append(jobs, lab.NewJob(&p, nil))
 		}
-		results, _ := lab.RunBatch(host, jobs, lab.Options{Parallel: o.parallel, DropTraces: true})
+		results, _ := lab.RunBatch(host, jobs, lab.Options{Parallel: o.parallel, DropTraces: true, Reference: true})
 		for j, r := range results {
 			var failed []string
 			for _, v := range r.Verdicts {

@@ -219,6 +219,7 @@ func runJobs(env *Env, jobs []lab.Job, o *runOptions, title string, shard lab.Sh
 	})
 	defer stopWatchdog()
 	opt := lab.Options{
+		Reference:  true,
 		Out:        o.out,
 		Replay:     func(path string) string { return env.Prog + " replay " + path },
 		Sequential: o.parallel <= 1,
@@ -509,7 +510,7 @@ func replayCmd(env *Env, args []string) int {
 			hostOut = err.Error()
 		}
 	} else {
-		results, hostOut = lab.RunBatch(host, []lab.Job{job}, lab.Options{Sequential: true})
+		results, hostOut = lab.RunBatch(host, []lab.Job{job}, lab.Options{Sequential: true, Reference: true})
 	}
 	r := results[0]
 	if hostOut != "" {

@@ -67,3 +67,27 @@ func (r *Result) AcceptedFailures() []string {
 	sort.Strings(out)
 	return out
 }
+
+// The subjects the command judges as cachelabtest.Test judges them: the
+// controllers cachelabtest.Register registers.
+var judgedAsTest sync.Map // subject -> struct{}
+
+// SetJudgedAsTest makes every run of subject in this process's batches
+// (RunBatch: `cachelab run`, replay, hunt...) judged as cachelabtest.Test
+// judges a controller: the health verdicts (informers-synced, no-panics,
+// reconciles-return) and, for a plan with faults, the differential oracle
+// matches-reference join the invariants. off makes it judged by the
+// invariants alone, as the lab's own subjects are.
+func SetJudgedAsTest(subject string, on bool) {
+	if on {
+		judgedAsTest.Store(subject, struct{}{})
+	} else {
+		judgedAsTest.Delete(subject)
+	}
+}
+
+// judgedAsTestFor reports whether SetJudgedAsTest is on for subject.
+func judgedAsTestFor(subject string) bool {
+	_, ok := judgedAsTest.Load(subject)
+	return ok
+}

@@ -271,6 +271,12 @@ type Options struct {
 	// Outcome, Records) and verdicts: a campaign of thousands of runs then
 	// holds a few kilobytes per run, not its whole trace (about 1.5 MB).
 	DropTraces bool
+	// Reference judges the runs of SetJudgedAsTest's subjects with the
+	// differential oracle too (matches-reference, against fault-free runs
+	// of the same plan that the batch keeps), as cachelabtest.Test does.
+	// Off for callers that judge it against reference runs of their own
+	// (the hunt).
+	Reference bool
 }
 
 // RunBatch runs every job under host and returns their results in job
@@ -278,6 +284,12 @@ type Options struct {
 // failure of its own (for example a bubble whose goroutines outlived it).
 func RunBatch(host Host, jobs []Job, opt Options) (results []*Result, hostOutput string) {
 	results = make([]*Result, len(jobs))
+	// The fault-free reference runs of the batch's plans, shared by its
+	// runs (SetJudgedAsTest's subjects, with Options.Reference).
+	var refs *ReferenceCache
+	if opt.Reference {
+		refs = &ReferenceCache{}
+	}
 	var mu sync.Mutex
 	finish := func(r *Result) {
 		mu.Lock()
@@ -292,7 +304,7 @@ func RunBatch(host Host, jobs []Job, opt Options) (results []*Result, hostOutput
 			if opt.OnStart != nil {
 				opt.OnStart(job)
 			}
-			r := runOne(t, job)
+			r := runOne(t, job, refs)
 			if opt.Out != "" {
 				r.Dir = filepath.Join(opt.Out, filepath.FromSlash(job.ID))
 				r.WriteErr = WriteRun(r, opt)
@@ -345,8 +357,11 @@ func RunBatch(host Host, jobs []Job, opt Options) (results []*Result, hostOutput
 	return results, out
 }
 
-// runOne runs one job in a subtest and judges it.
-func runOne(t *testing.T, job Job) *Result {
+// runOne runs one job in a subtest and judges it. A subject
+// SetJudgedAsTest marks is judged as cachelabtest.Test judges it: with the
+// health verdicts, and with matches-reference (its reference runs kept in
+// refs) unless refs is nil.
+func runOne(t *testing.T, job Job, refs *ReferenceCache) *Result {
 	r := &Result{Job: job}
 	start := time.Now()
 	p := job.Plan
@@ -375,6 +390,15 @@ func runOne(t *testing.T, job Job) *Result {
 			r.Err = fmt.Errorf("%s", r.Trace.Outcome)
 		}
 		r.Verdicts = CheckTrace(r.Trace)
+		if judgedAsTestFor(p.Subject) {
+			r.Verdicts = append(r.Verdicts, HealthVerdicts(r.Trace)...)
+			if refs != nil && r.Err == nil && ReferenceOn() {
+				if ref, faulty := ReferencePlanOf(r.Trace); faulty {
+					run := func(p *sim.Plan) (*sim.Trace, error) { return RunPlan(t, p) }
+					r.Verdicts = append(r.Verdicts, refs.Verdict(r.Trace, ref, invariants.ReferenceOptions{}, run))
+				}
+			}
+		}
 	}
 	if job.Scenario != nil && r.Err == nil {
 		r.Mismatches = append(job.Scenario.Compare(p.Subject, r.Verdicts), job.Scenario.CheckClaims(p.Subject, r.Trace)...)

@@ -83,7 +83,7 @@ func TimeToBug(host Host, subjects []string, opt TimeToBugOptions) ([]TimeToBugR
 		// campaign's cost.
 		warm := scenarios.Random(0, rows[0].Subject)
 		job := NewJob(&warm, nil)
-		t.Run("warm-up", func(t *testing.T) { runOne(t, job) })
+		t.Run("warm-up", func(t *testing.T) { runOne(t, job, nil) })
 		for i := range rows {
 			for _, seed := range opt.Seeds {
 				c := campaign(t, rows[i].Subject, seed, opt.Max)
@@ -109,7 +109,7 @@ func campaign(t *testing.T, subject string, seed uint64, max int) Campaign {
 		job := NewJob(&p, nil)
 		var r *Result
 		before := fakeapibench.ProcessCPU()
-		t.Run(job.ID, func(t *testing.T) { r = runOne(t, job) })
+		t.Run(job.ID, func(t *testing.T) { r = runOne(t, job, nil) })
 		cpu += fakeapibench.ProcessCPU() - before
 		if r == nil {
 			continue
