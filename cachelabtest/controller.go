@@ -107,6 +107,16 @@ type Controller struct {
 	// API server deletes dependents in the same write as their owner. Set
 	// without Beside, every run is an error.
 	ExternalGC bool
+
+	// Webhooks, optional, serves the controller's admission webhooks in
+	// the lab: the fake API server calls them on the writes their rules
+	// match (everyone's: the plan's, the controller's, Beside's), as
+	// kube-apiserver calls an operator's (see Webhooks). With Setup, what
+	// the controller registers on its manager's webhook server is served;
+	// &Webhooks{} is enough when it follows controller-runtime's path
+	// convention. Without Webhooks, the lab's server calls none (a
+	// manager's registrations are noted in the trace).
+	Webhooks *Webhooks
 }
 
 // subjectInfo returns the registry entry that runs c as the subject
@@ -114,6 +124,9 @@ type Controller struct {
 func (c Controller) subjectInfo(summary string) sim.SubjectInfo {
 	info := sim.SubjectInfo{Name: c.Name, Summary: summary, CRDs: c.CRDs.served(),
 		New: func() sim.Subject { return newSubject(c) }, ExternalGC: c.ExternalGC}
+	if c.Webhooks != nil {
+		info.Webhooks = c.webhooksOf // webhooks.go
+	}
 	if c.Beside != nil {
 		info.Beside = func(ctx context.Context, senv sim.Env) (err error) {
 			env := &Env{Name: senv.Name, Kube: senv.Kube, Dynamic: senv.Dynamic, RESTConfig: senv.RESTConfig,
@@ -264,6 +277,9 @@ func (s *subject) Start(ctx context.Context, senv sim.Env) error {
 		}
 		env.Informers = f
 		env.DynamicInformers = newRecordedDynamicFactory(senv.Dynamic, s.rec)
+		if s.c.Webhooks != nil {
+			s.serveWebhooks(ctx, s.c.Webhooks.Handlers)
+		}
 		return s.guardStart("Start", func() error { return s.c.Start(ctx, env) })
 	case s.c.Setup != nil:
 		return s.startManager(ctx, senv)

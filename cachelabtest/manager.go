@@ -3,6 +3,7 @@ package cachelabtest
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"reflect"
 	"time"
 
@@ -40,6 +41,32 @@ func (s *subject) startManager(ctx context.Context, env sim.Env) error {
 		sch = scheme.Scheme
 	}
 	r := s.rec
+	ws := newWebhookServer()
+	var mgr *labManager
+	if err := s.guardStart("ManagerOptions", func() (err error) { mgr, err = newLabManager(s.c, env, sch, r, ws); return err }); err != nil {
+		return err
+	}
+	if err := s.guardStart("Setup", func() error { return s.c.Setup(mgr) }); err != nil {
+		return err
+	}
+	var extra map[string]http.Handler
+	if s.c.Webhooks != nil {
+		extra = s.c.Webhooks.Handlers
+	}
+	s.serveWebhooks(ctx, ws.registered(extra)) // webhooks.go
+	go func() {
+		if err := mgr.Manager.Start(ctx); err != nil && ctx.Err() == nil {
+			r.record(sim.Record{Kind: sim.RecNote, Op: lab.OpStartError, Detail: "the manager stopped: " + err.Error()})
+		}
+	}()
+	return nil
+}
+
+// newLabManager makes the manager of one process of c (r nil: the manager
+// Setup is called on to learn the webhooks, never started, recording
+// nothing): the Controller's ManagerOptions, then the lab's, with ws as
+// its webhook server.
+func newLabManager(c Controller, env sim.Env, sch *runtime.Scheme, r *recording, ws *webhookServer) (*labManager, error) {
 	opts := manager.Options{
 		Scheme:                  sch,
 		Logger:                  logr.Discard(),
@@ -47,26 +74,16 @@ func (s *subject) startManager(ctx context.Context, env sim.Env) error {
 		GracefulShutdownTimeout: ptr.To(30 * time.Second),
 		Controller:              config.Controller{SkipNameValidation: ptr.To(true)},
 	}
-	if s.c.ManagerOptions != nil {
-		if err := s.guardStart("ManagerOptions", func() error { s.c.ManagerOptions(&opts); return nil }); err != nil {
-			return err
-		}
+	if c.ManagerOptions != nil {
+		c.ManagerOptions(&opts)
 	}
 	labManagerOptions(&opts, sch, r)
+	opts.WebhookServer = ws
 	mgr, err := ctrl.NewManager(env.RESTConfig, opts)
 	if err != nil {
-		return fmt.Errorf("cachelabtest: new manager: %w", err)
+		return nil, fmt.Errorf("cachelabtest: new manager: %w", err)
 	}
-	lm := &labManager{Manager: mgr, r: r}
-	if err := s.guardStart("Setup", func() error { return s.c.Setup(lm) }); err != nil {
-		return err
-	}
-	go func() {
-		if err := mgr.Start(ctx); err != nil && ctx.Err() == nil {
-			r.record(sim.Record{Kind: sim.RecNote, Op: lab.OpStartError, Detail: "the manager stopped: " + err.Error()})
-		}
-	}()
-	return nil
+	return &labManager{Manager: mgr, r: r}, nil
 }
 
 // labManagerOptions sets what the lab needs of every manager, after the
@@ -79,6 +96,9 @@ func labManagerOptions(o *manager.Options, sch *runtime.Scheme, r *recording) {
 	o.Metrics = metricsserver.Options{BindAddress: "0"}
 	o.HealthProbeBindAddress = "0"
 	o.PprofBindAddress = ""
+	if r == nil {
+		return
+	}
 	newInformer := o.Cache.NewInformer
 	if newInformer == nil {
 		newInformer = toolscache.NewSharedIndexInformer

@@ -302,6 +302,10 @@ func (r *run) play() (*Trace, error) {
 		}
 	}
 	r.res = newResolver(r.srv)
+	if err := r.startWebhooks(); err != nil { // admission.go
+		r.stop(tr)
+		return finish(""), err
+	}
 	setup := r.srv.Client(ClientSetup)
 	for i, raw := range r.plan.Objects {
 		if err := r.createObject(setup, raw); err != nil {

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/cachelab/cachelab/fakeapi"
 	"github.com/cachelab/cachelab/fakeapi/clientmetrics"
 )
 
@@ -142,6 +143,12 @@ type SubjectInfo struct {
 	// delete, not in the same write. It needs Beside (a run without one is
 	// an error).
 	ExternalGC bool
+	// Webhooks, optional, gives the run's server admission webhooks
+	// (admission.go): called once per run, before the plan's objects are
+	// created, with clients named ClientWebhooks and a context carrying
+	// the run's WebhookRouter; the configurations it returns route every
+	// call through that router (their Transport is set by the run).
+	Webhooks func(ctx context.Context, env Env) (fakeapi.Webhooks, error)
 }
 
 // CRD is a custom resource a subject needs served.
