@@ -488,6 +488,14 @@ func (r *run) halted() bool {
 func (r *run) pump(until time.Duration, done <-chan struct{}, drain bool) {
 	for {
 		synctest.Wait()
+		// Every goroutine of the bubble is blocked: whatever they added is
+		// in the scheduler's queue, read below. A "ticket added" left in
+		// notify (added just as the select below returned) would only send
+		// the loop round once more for nothing.
+		select {
+		case <-r.sched.notify:
+		default:
+		}
 		if r.crashFired != nil {
 			select {
 			case <-r.crashFired:
@@ -504,7 +512,7 @@ func (r *run) pump(until time.Duration, done <-chan struct{}, drain bool) {
 			default:
 			}
 		}
-		if r.sched.livelocked() != "" || r.rec.over.Load() || r.sched.aborted() != "" {
+		if r.rec.over.Load() || r.sched.stopped() {
 			return
 		}
 		now := r.now()
@@ -532,12 +540,18 @@ func (r *run) pump(until time.Duration, done <-chan struct{}, drain bool) {
 		} else {
 			r.wake.Reset(wake - now)
 		}
+		// Nothing of the bubble runs until this loop blocks here (every
+		// other goroutine is blocked since synctest.Wait, and the clock
+		// only moves once this one is blocked too): a ticket added from
+		// now on is added while the loop listens.
+		r.sched.listening.Store(true)
 		select {
 		case <-r.sched.notify:
 		case <-r.wake.C:
 		case <-r.crashFired:
 		case <-done:
 		}
+		r.sched.listening.Store(false)
 		r.wake.Stop()
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cachelab/cachelab/fakeapi"
@@ -76,9 +77,13 @@ type ticket struct {
 	client string // the requesting client (requests)
 	turn   int    // the scheduler's turn count when it was asked for
 	due    time.Duration
-	ch     chan struct{} // closed when released (or when the scheduler closes)
-	err    error         // set before ch is closed if the ticket was not served
-	fn     func()        // an action: run by the run loop instead of waking a goroutine
+	// ch is closed when the ticket is released or not served (the
+	// scheduler closes, its client crashed); a turn's ticket (reused)
+	// instead receives one token when it is released (see turn).
+	ch     chan struct{}
+	reused bool
+	err    error  // set before ch is closed if the ticket was not served
+	fn     func() // an action: run by the run loop instead of waking a goroutine
 	gone   bool
 	label  string // a request's label, in words (livelock reports; "" for other tickets)
 	verb   string // the request's verb ("" if the ticket is no request)
@@ -120,13 +125,26 @@ type scheduler struct {
 	mu      sync.Mutex
 	pending []*ticket
 	notify  chan struct{} // capacity 1: "a ticket was added"
-	turns   int
-	counts  map[string]int
-	// turnBases are the subject turns' bases ("turn <actor> <what>"), by
-	// actor and what, built once: a run asks for hundreds of turns.
-	turnBases map[[2]string]string
-	closed    bool
-	keys      []string // released keys, in order (the delivery schedule)
+	// listening is true while the run loop waits in pump's select, the
+	// only time it needs notify: everywhere else it reads the queue after
+	// synctest.Wait, once every goroutine that could add a ticket is
+	// blocked (see wake).
+	listening atomic.Bool
+	turns     int
+	counts    map[string]int
+	// turnBases are the subject turns' bases ("turn <actor> <what>") and
+	// their counts, by actor and what, built once: a run asks for hundreds
+	// of turns (676 of the standard scenario's 1,019 releases).
+	turnBases map[[2]string]*turnBase
+	// free are turn tickets whose goroutine got its turn, for the next
+	// turns: a turn's ticket and channel are otherwise two allocations
+	// on every turn (see turn).
+	free []*ticket
+	// arena holds the keys and entries of the tickets, written one after
+	// the other into shared blocks (see keyLocked).
+	arena  strings.Builder
+	closed bool
+	keys   []string // released keys, in order (the delivery schedule)
 
 	// enforce is a recorded schedule to follow; diverged is the turn at
 	// which the run first could not (-1: never), divergence says why.
@@ -171,7 +189,7 @@ func newScheduler(now func() time.Duration, policy *Policy, enforce []string, li
 		now: now, policy: policy,
 		notify:    make(chan struct{}, 1),
 		counts:    map[string]int{},
-		turnBases: map[[2]string]string{},
+		turnBases: map[[2]string]*turnBase{},
 		enforce:   enforce,
 		diverged:  -1,
 		limit:     limit,
@@ -198,8 +216,13 @@ type ungatedKey struct{}
 // ungated returns ctx with its requests exempt from scheduling.
 func ungated(ctx context.Context) context.Context { return context.WithValue(ctx, ungatedKey{}, true) }
 
-// wake tells the run loop a ticket was added.
+// wake tells the run loop a ticket was added, when it is listening: a
+// turn's ticket is added while the run loop is in synctest.Wait, where a
+// notice would only be drained again.
 func (s *scheduler) wake() {
+	if !s.listening.Load() {
+		return
+	}
 	select {
 	case s.notify <- struct{}{}:
 	default:
@@ -240,13 +263,7 @@ func (s *scheduler) enqueueTicket(t *ticket, cost func(key string) time.Duration
 	}
 	n := s.counts[t.base] + 1
 	s.counts[t.base] = n
-	if t.object != "" {
-		// The entry and, as its prefix, the key: one string.
-		t.ent = t.base + " #" + strconv.Itoa(n) + objectSep + t.object
-		t.key = t.ent[:len(t.ent)-len(objectSep)-len(t.object)]
-	} else {
-		t.key = t.base + " #" + strconv.Itoa(n)
-	}
+	s.keyLocked(t, n)
 	if cost != nil {
 		t.due += cost(t.key)
 	}
@@ -256,6 +273,56 @@ func (s *scheduler) enqueueTicket(t *ticket, cost func(key string) time.Duration
 	s.mu.Unlock()
 	s.wake()
 	return t
+}
+
+// keyLocked sets t's key (t.base, " #" and n) and, for a turn about an
+// object, its entry (the key, " @" and the object; the key is its prefix).
+// They are written into the arena, a block of a few kilobytes the keys of
+// many tickets share: a key is kept for the whole run (the delivery
+// schedule), so one allocation per block instead of one per ticket. A
+// strings.Builder only appends, so a string taken from it stays valid
+// when more is written or when a new block is started.
+func (s *scheduler) keyLocked(t *ticket, n int) {
+	var num [20]byte
+	digits := strconv.AppendInt(num[:0], int64(n), 10)
+	size := len(t.base) + 2 + len(digits)
+	if t.object != "" {
+		size += len(objectSep) + len(t.object)
+	}
+	s.arenaLocked(size)
+	start := s.arena.Len()
+	s.arena.WriteString(t.base)
+	s.arena.WriteString(" #")
+	s.arena.Write(digits)
+	keyEnd := s.arena.Len()
+	if t.object != "" {
+		s.arena.WriteString(objectSep)
+		s.arena.WriteString(t.object)
+	}
+	all := s.arena.String()
+	t.key = all[start:keyEnd]
+	if t.object != "" {
+		t.ent = all[start:]
+	}
+}
+
+// arenaLocked makes room for size more bytes in the arena: a new block
+// when the current one has less left.
+func (s *scheduler) arenaLocked(size int) {
+	if s.arena.Cap()-s.arena.Len() < size {
+		s.arena = strings.Builder{}
+		s.arena.Grow(max(arenaBlock, size))
+	}
+}
+
+// arenaBlock is the size of the arena's blocks: about 60 keys.
+const arenaBlock = 4096
+
+// turnBase is the base of one actor's turns of one kind, and how many it
+// asked for.
+type turnBase struct {
+	base string
+	n    int
 }
 
 // wait blocks until t is released (its error, if it was failed) or ctx
@@ -285,12 +352,21 @@ func (s *scheduler) awaitRequest(ctx context.Context, req fakeapi.RequestInfo, c
 
 // awaitDelivery asks for the turn of the seq-th event of watch w.
 func (s *scheduler) awaitDelivery(watcher string, seq int) (<-chan struct{}, func()) {
-	key := "event " + watcher + " #" + strconv.Itoa(seq)
 	now := s.now()
 	s.mu.Lock()
 	// The watch's client: its name is "client/resource#n" (WatcherName).
 	client := watcher[:max(strings.LastIndexByte(watcher, '/'), 0)]
-	t := &ticket{key: key, base: key[:len("event ")+len(watcher)], client: client, turn: s.turns, due: now, ch: make(chan struct{})}
+	var num [20]byte
+	digits := strconv.AppendInt(num[:0], int64(seq), 10)
+	s.arenaLocked(len("event ") + len(watcher) + 2 + len(digits))
+	start := s.arena.Len()
+	s.arena.WriteString("event ")
+	s.arena.WriteString(watcher)
+	baseEnd := s.arena.Len()
+	s.arena.WriteString(" #")
+	s.arena.Write(digits)
+	key := s.arena.String()[start:]
+	t := &ticket{key: key, base: key[:baseEnd-start], client: client, turn: s.turns, due: now, ch: make(chan struct{})}
 	if s.closed {
 		close(t.ch)
 	} else {
@@ -310,16 +386,47 @@ func (s *scheduler) sleep(ctx context.Context, actor, name string, d time.Durati
 }
 
 // turn waits for actor's turn to do what says, to object (see Env.Turn).
+//
+// A turn's ticket is used again for a later turn once its goroutine got
+// its turn: nothing else holds it then (the run loop dropped it when it
+// released it). A turn that ends otherwise (its process's context ended,
+// the scheduler closed) leaves its ticket alone.
 func (s *scheduler) turn(ctx context.Context, actor, what, object string) {
+	now := s.now()
 	s.mu.Lock()
-	base, ok := s.turnBases[[2]string{actor, what}]
-	if !ok {
-		base = "turn " + actor + " " + what
-		s.turnBases[[2]string{actor, what}] = base
+	if s.closed {
+		s.mu.Unlock()
+		return
 	}
+	tb := s.turnBases[[2]string{actor, what}]
+	if tb == nil {
+		tb = &turnBase{base: "turn " + actor + " " + what}
+		s.turnBases[[2]string{actor, what}] = tb
+	}
+	tb.n++
+	var t *ticket
+	if n := len(s.free); n > 0 {
+		t = s.free[n-1]
+		s.free = s.free[:n-1]
+		*t = ticket{ch: t.ch, reused: true}
+	} else {
+		t = &ticket{ch: make(chan struct{}, 1), reused: true}
+	}
+	t.base, t.client, t.object, t.due, t.turn = tb.base, actor, object, now, s.turns
+	s.keyLocked(t, tb.n)
+	s.pending = append(s.pending, t)
+	s.logLocked(t)
 	s.mu.Unlock()
-	if t := s.enqueueTicket(&ticket{base: base, client: actor, object: object, due: s.now()}, nil); t != nil {
-		_ = s.wait(ctx, t)
+	s.wake()
+	select {
+	case _, open := <-t.ch:
+		if open {
+			s.mu.Lock()
+			s.free = append(s.free, t)
+			s.mu.Unlock()
+		}
+	case <-ctx.Done():
+		s.withdraw(t)
 	}
 }
 
@@ -549,7 +656,23 @@ func (s *scheduler) release(t *ticket) {
 		t.fn()
 		return
 	}
+	if t.reused {
+		// A turn's channel has room for this one token: a ticket is
+		// released once, and only one that is not released is closed
+		// (close). The turn's goroutine tells the two apart.
+		t.ch <- struct{}{}
+		return
+	}
 	close(t.ch)
+}
+
+// stopped reports whether the run must stop: a livelock, or a divergence
+// from the schedule to follow that starts the run over (livelocked and
+// aborted, under one lock: the run loop asks at every turn).
+func (s *scheduler) stopped() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.livelock != "" || (s.abortOnDivergence && s.diverged >= 0)
 }
 
 // livelocked returns the livelock report, "" if none.
