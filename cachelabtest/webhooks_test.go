@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -430,5 +431,57 @@ func TestWebhookManifestsRouteCallsAndWrongInputIsAClearError(t *testing.T) {
 				t.Errorf("run: %v, want an error saying %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestAClientGoControllerGivesPlainHandlers: a client-go controller serves
+// a webhook with a plain handler (admission.HandlerFunc) under a
+// configuration given as an object; the ConfigMaps the plan creates get
+// the label it adds, and a Start controller with nothing else to do sees
+// them labelled.
+func TestAClientGoControllerGivesPlainHandlers(t *testing.T) {
+	label := admission.HandlerFunc(func(_ context.Context, req admission.Request) admission.Response {
+		var cm corev1.ConfigMap
+		if err := json.Unmarshal(req.Object.Raw, &cm); err != nil {
+			return admission.Errored(400, err)
+		}
+		metav1.SetMetaDataLabel(&cm.ObjectMeta, "admitted-by", req.UserInfo.Username)
+		raw, _ := json.Marshal(&cm)
+		return admission.PatchResponseFromRaw(req.Object.Raw, raw)
+	})
+	url := "https://labeller.example.com/label"
+	none := admissionregistrationv1.SideEffectClassNone
+	c := Controller{
+		Name:  "labelled",
+		Start: func(ctx context.Context, env *Env) error { return nil },
+		Webhooks: &Webhooks{
+			Handlers: map[string]http.Handler{"/label": &admission.Webhook{Handler: label}},
+			Mutating: []admissionregistrationv1.MutatingWebhookConfiguration{{ObjectMeta: metav1.ObjectMeta{Name: "labeller"},
+				Webhooks: []admissionregistrationv1.MutatingWebhook{{Name: "labeller.example.com",
+					ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url}, SideEffects: &none, AdmissionReviewVersions: []string{"v1"},
+					Rules: []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+						Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}}}}}}}},
+		},
+	}
+	p := &sim.Plan{Version: sim.PlanVersion, Name: "labelled", Seed: 1,
+		Objects: []json.RawMessage{json.RawMessage(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"default"}}`)},
+		Steps: []sim.Step{{At: sim.Duration(time.Second), Actor: "user", Op: "create",
+			Object: json.RawMessage(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b","namespace":"default"}}`)}},
+		Deadline: sim.Duration(time.Minute), Quiet: sim.Duration(5 * time.Second)}
+	tr := runWidgets(t, c, p)
+	got := map[string]string{}
+	for _, r := range tr.Records {
+		if r.Kind == sim.RecWrite && r.Resource == "configmaps" {
+			var cm corev1.ConfigMap
+			if err := json.Unmarshal(r.Object, &cm); err != nil {
+				t.Fatal(err)
+			}
+			got[cm.Name] = cm.Labels["admitted-by"]
+		}
+	}
+	// The plan's initial objects are written by the client "setup", its
+	// steps by "user".
+	if want := map[string]string{"a": sim.ClientSetup, "b": "user"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("admitted-by labels = %v, want %v", got, want)
 	}
 }
