@@ -18,6 +18,12 @@ var subjectKinds = map[sim.RecordKind]bool{
 	sim.RecRestart: true, sim.RecDesired: true,
 }
 
+// SubjectActors returns the actor names the subject of tr wrote its
+// records under: every actor of a handler, signal, queue, reconcile,
+// cache, crash, restart or desired-state record, and the plan's subject.
+// A write record of one of them is the subject's own write.
+func SubjectActors(tr *sim.Trace) map[string]bool { return subjectActors(tr) }
+
 // subjectActors returns the subject's actor names (see the package doc).
 func subjectActors(tr *sim.Trace) map[string]bool {
 	out := map[string]bool{}

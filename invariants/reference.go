@@ -57,12 +57,18 @@ Some controllers' end states depend, with no fault, on which of the user's
 states they saw (a StatefulSet Pod below its partition keeps the template
 it was created from; the scale an HPA set stays when the HPA is deleted):
 the plan then allows several end states. When the end states differ and
-the subject's desired state holds at the run's end, the plan runs once
-more without faults with the controller started only after the user's last
-action, as one deployed late; a run whose end state equals that one passes
-(its desired state reached there too, the same user actions done), and
-the verdict names what the reference holds otherwise. A run unlike both,
-or of a subject with no desired state, fails.`
+the subject's desired state holds at the run's end, the plan runs again
+without faults under other timing of the same user actions: with the
+controller started only after the user's last action (one deployed late),
+with the controller given time to settle on each of the user's states
+before the next (users who act slowly), and with each group of the user's
+steps played as long after the controller had made what it had made before
+it in the faulted run (the faulted run's own timing, found in at most 6
+fault-free runs; that run must also fail no invariant). A run whose end
+state equals one of theirs passes (its desired state reached there too,
+the same user actions done), and the verdict names which run matched and
+what the reference holds otherwise. A run unlike all of them, or of a
+subject with no desired state, fails.`
 
 // ReferenceOptions adapt the end-state comparison to a controller.
 type ReferenceOptions struct {

@@ -113,9 +113,12 @@ func isZeroPolicy(f sim.FaultPolicy) bool {
 // or Catch, by reference plan: the plans rapid shrinks often keep their
 // user actions and lose only faults, and share a reference.
 type ReferenceCache struct {
-	mu     sync.Mutex
-	states map[string]*reference
-	order  []string
+	mu sync.Mutex
+	// alignedRuns counts the fault-free runs the aligned searches made
+	// (AlignedRuns).
+	alignedRuns int
+	states      map[string]*reference
+	order       []string
 	// lastKey and lastTrace are the plan and trace of the latest reference
 	// run (one slot: a failing run's report writes its reference run
 	// beside it, and is written right after the verdict).
@@ -160,6 +163,13 @@ type reference struct {
 	// when a faulted run first needs it (after the late-start run did not
 	// match); guarded by the cache's mutex.
 	settled *lateStart
+	// alignMu serializes the aligned searches of faulted runs of this
+	// reference plan and guards aligned and searches.
+	alignMu sync.Mutex
+	// aligned are the aligned runs' end states (AlignedPlan), by plan.
+	aligned map[string]*lateStart
+	// searches are the aligned searches' runs, by plan.
+	searches map[string]*searchRun
 }
 
 // lateStart is what the cache keeps of a fault-free run of the
@@ -397,14 +407,18 @@ func desiredAtEnd(tr *sim.Trace) bool {
 // extremes: a controller started after the user's last action (it saw
 // none of the states on the way: LateStartPlan) and one given time to
 // settle on each state before the next (it saw every state and acted on
-// it in full: SettledPlan). When the faulted run's end state equals one of
-// theirs (compared as the reference is, leaving out what the two
-// fault-free reference runs left out), and that run settled, reached the
-// desired state and did the same user actions, the verdict passes and
-// says what the reference holds otherwise. Otherwise v stands: a faulted
-// run that differs from all three still fails, and so does one whose
-// subject reports no desired state (its end state is then its only
-// contract).
+// it in full: SettledPlan). Between them, a third stands for the faulted
+// run's own timing: the user's steps played when the fault-free
+// controller had acted as the faulted one had before each (AlignedPlan,
+// within AlignedRunBudget runs), which must also fail no invariant. When
+// the faulted run's end state equals one of theirs (compared as the
+// reference is, leaving out what the two fault-free reference runs left
+// out), and that run settled, reached the desired state and did the same
+// user actions, the verdict passes and says which run matched and what
+// the reference holds otherwise. Otherwise v stands, its detail listing
+// the runs tried: a faulted run that differs from all of them still
+// fails, and so does one whose subject reports no desired state (its end
+// state is then its only contract).
 func (c *ReferenceCache) allowedOtherwise(v invariants.Verdict, tr *sim.Trace, ref *reference, refPlan *sim.Plan, opts invariants.ReferenceOptions, run func(*sim.Plan) (*sim.Trace, error)) invariants.Verdict {
 	alternatives := []struct {
 		slot *(*lateStart)
@@ -418,12 +432,13 @@ func (c *ReferenceCache) allowedOtherwise(v invariants.Verdict, tr *sim.Trace, r
 			return "with the controller given time to settle on each of them before the next (no fault)"
 		}},
 	}
+	var tried []string
 	for _, alt := range alternatives {
 		c.mu.Lock()
 		a := *alt.slot
 		c.mu.Unlock()
 		if a == nil {
-			a = runAlternative(refPlan, alt.plan, alt.how, ref, opts, run)
+			a = runAlternative(refPlan, alt.plan, alt.how, ref, opts, false, run)
 			c.mu.Lock()
 			*alt.slot = a
 			c.mu.Unlock()
@@ -431,8 +446,71 @@ func (c *ReferenceCache) allowedOtherwise(v invariants.Verdict, tr *sim.Trace, r
 		if pass, ok := matchesAlternative(v, tr, a, opts); ok {
 			return pass
 		}
+		tried = append(tried, triedText(a))
 	}
+	a := c.alignedRun(tr, ref, refPlan, opts, run)
+	if pass, ok := matchesAlternative(v, tr, a, opts); ok {
+		return pass
+	}
+	tried = append(tried, triedText(a))
+	v.Detail = strings.TrimRight(v.Detail, "\n") + "\nfault-free runs of the same user actions under other timing, none of which ends so:\n- " + strings.Join(tried, "\n- ") + "\n"
 	return v
+}
+
+// triedText says, for a failing verdict's detail, which fault-free run a
+// was and why it is no match.
+func triedText(a *lateStart) string {
+	switch {
+	case a.how == "":
+		return "not run: " + a.unusable
+	case a.unusable != "":
+		return a.how + ": no yardstick: " + a.unusable
+	}
+	return a.how + ": ends otherwise"
+}
+
+// alignedRun returns the aligned run of tr (AlignedPlan, within
+// AlignedRunBudget), from ref's cache or run now, or why there is none.
+func (c *ReferenceCache) alignedRun(tr *sim.Trace, ref *reference, refPlan *sim.Plan, opts invariants.ReferenceOptions, run func(*sim.Plan) (*sim.Trace, error)) *lateStart {
+	ref.alignMu.Lock()
+	defer ref.alignMu.Unlock()
+	if ref.searches == nil {
+		ref.searches, ref.aligned = map[string]*searchRun{}, map[string]*lateStart{}
+	}
+	p, groups, runs, err := alignedPlan(tr, refPlan, AlignedRunBudget, ref.searches, run)
+	c.countAligned(runs)
+	if err != nil {
+		return &lateStart{unusable: "no run aligned with this run's timing: " + err.Error()}
+	}
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return &lateStart{unusable: "the aligned plan does not marshal: " + err.Error()}
+	}
+	if a, ok := ref.aligned[string(raw)]; ok {
+		return a
+	}
+	how := alignedHow(groups, len(groups)+1)
+	a := runAlternative(refPlan, func(*sim.Plan) (*sim.Plan, bool) { return p, true }, func(*sim.Plan) string { return how }, ref, opts, true, run)
+	c.countAligned(1)
+	if len(ref.aligned) < alignedCacheSize {
+		ref.aligned[string(raw)] = a
+	}
+	return a
+}
+
+func (c *ReferenceCache) countAligned(n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.alignedRuns += n
+}
+
+// AlignedRuns returns how many fault-free runs the aligned searches of
+// the verdicts so far made (runs taken from the cache not counted): the
+// cost of judging faulted runs against timings aligned with their own.
+func (c *ReferenceCache) AlignedRuns() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.alignedRuns
 }
 
 // matchesAlternative returns the passing verdict when tr ends as the
@@ -471,7 +549,12 @@ func matchesAlternative(v invariants.Verdict, tr *sim.Trace, a *lateStart, opts 
 // refPlan (LateStartPlan, SettledPlan) and keeps its end state, with what
 // the reference's two fault-free runs left out, or why it is no
 // yardstick.
-func runAlternative(refPlan *sim.Plan, plan func(*sim.Plan) (*sim.Plan, bool), how func(*sim.Plan) string, ref *reference, opts invariants.ReferenceOptions, run func(*sim.Plan) (*sim.Trace, error)) *lateStart {
+//
+// When clean is true the run must also fail no invariant (measurements
+// aside): a run whose timing races the controller (the aligned run) may
+// reach its end state through a bug of the controller's own, and such an
+// end state is no evidence of what the plan allows.
+func runAlternative(refPlan *sim.Plan, plan func(*sim.Plan) (*sim.Plan, bool), how func(*sim.Plan) string, ref *reference, opts invariants.ReferenceOptions, clean bool, run func(*sim.Plan) (*sim.Trace, error)) *lateStart {
 	p, ok := plan(refPlan)
 	if !ok {
 		return &lateStart{unusable: "no step after 0s"}
@@ -506,6 +589,14 @@ func runAlternative(refPlan *sim.Plan, plan func(*sim.Plan) (*sim.Plan, bool), h
 		if cv := conv.Check(tr); cv.Status == invariants.Fail {
 			out.unusable = "the run failed eventual-convergence: " + cv.Reason
 			return out
+		}
+	}
+	if clean {
+		for _, cv := range CheckTrace(tr) {
+			if cv.Failed() && !IsMeasurement(cv.Invariant) {
+				out.unusable = "the run failed " + cv.Invariant + ": " + cv.Reason
+				return out
+			}
 		}
 	}
 	es.Nondeterministic = ref.end.Nondeterministic

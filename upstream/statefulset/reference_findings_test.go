@@ -60,6 +60,28 @@ func TestCampaignOlderStateLaterFalseAlarmStaysFixed(t *testing.T) {
 	}
 }
 
+// The campaign's matches-reference false alarm of seed 138 (docs/upstream.md,
+// StatefulSet, class H2; a plan of the generator before 46c48b6, gate on)
+// stays fixed: the user recreates StatefulSet a (OnDelete, 4 replicas,
+// busybox:1.35) at 2s and sets its template to 1.36 at 5s. Request faults
+// (error rate 0.16) shifted the controller's timing and it created Pod a-1
+// at 4.35s, before the change, where the reference created it after: a-0
+// and a-1 end at 1.35, a-2 and a-3 at 1.36. Neither the late-start run (all
+// at 1.36) nor the settled run (all at 1.35) ends so; the aligned run (the
+// user's change played as long after the controller's create of a-1 as in
+// the faulted run) does, and the oracle passes it, naming that run. Before
+// the aligned run the plan failed matches-reference.
+func TestCampaignEarlierByFaultsFalseAlarmStaysFixed(t *testing.T) {
+	const file = "findings/false-alarm-reference-earlier-by-faults-138.json"
+	for _, f := range cachelabtest.Catch(t, statefulset.Controller(true), cachelabtest.Files(file)) {
+		for _, v := range f.Failed {
+			if v.Invariant == "matches-reference" {
+				t.Errorf("%s: matches-reference failed again: %s", file, v.Reason)
+			}
+		}
+	}
+}
+
 // Seed 147, gate on, is no false alarm: after a restart, with its
 // StatefulSet watch held, the controller creates ControllerRevision
 // a-7f455fd784 (revision 2) and 48 ms later a-d56d8fd75 for the next
