@@ -307,3 +307,97 @@ func TestSetWebhooksRefusesWhatTheAPIRefuses(t *testing.T) {
 		t.Errorf("no transport: %v", err)
 	}
 }
+
+// TestReinvocationPolicyIfNeededCallsAnEarlierWebhookAgain: kube-apiserver
+// reinvokes a mutating webhook whose reinvocationPolicy is IfNeeded when a
+// later one changed the object; with Never it is called once.
+func TestReinvocationPolicyIfNeededCallsAnEarlierWebhookAgain(t *testing.T) {
+	for _, tc := range []struct {
+		policy admissionregistrationv1.ReinvocationPolicyType
+		want   string
+	}{{admissionregistrationv1.IfNeededReinvocationPolicy, "1"}, {admissionregistrationv1.NeverReinvocationPolicy, "none"}} {
+		t.Run(string(tc.policy), func(t *testing.T) {
+			rv := &reviews{answer: func(path string, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+				var cm corev1.ConfigMap
+				_ = json.Unmarshal(req.Object.Raw, &cm)
+				var patch string
+				switch path {
+				case "/a": // copies label b into label a
+					b := cm.Labels["b"]
+					if b == "" {
+						b = "none"
+					}
+					patch = `[{"op":"add","path":"/metadata/labels","value":{"a":"` + b + `"` + map[bool]string{true: `,"b":"` + cm.Labels["b"] + `"`}[cm.Labels["b"] != ""] + `}}]`
+				case "/b": // sets label b=1
+					labels := map[string]string{"b": "1"}
+					for k, v := range cm.Labels {
+						if k != "b" {
+							labels[k] = v
+						}
+					}
+					raw, _ := json.Marshal(labels)
+					patch = `[{"op":"add","path":"/metadata/labels","value":` + string(raw) + `}]`
+				}
+				return &admissionv1.AdmissionResponse{Allowed: true, PatchType: &jsonPatchTy, Patch: []byte(patch)}
+			}}
+			// Configurations run in name order: "1-a" before "2-b".
+			a := mutatingConfig("1-a", "/a", configmaps)
+			a.Webhooks[0].ReinvocationPolicy = &tc.policy
+			s := serverWith(t, fakeapi.Webhooks{Mutating: []admissionregistrationv1.MutatingWebhookConfiguration{a, mutatingConfig("2-b", "/b", configmaps)},
+				Transport: handlerTransport{rv}})
+			out, err := s.Client("alice").Create(context.Background(), cmGVR, "ns", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, metav1.CreateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := out.(*corev1.ConfigMap).Labels["a"]; got != tc.want {
+				t.Errorf("label a = %q, want %q (calls of /a: %d)", got, tc.want, len(rv.calls("/a")))
+			}
+		})
+	}
+}
+
+// TestDryRunRefusesWebhooksWithSideEffects: a dry-run
+// request calls a webhook with sideEffects None (dryRun true in the
+// review); one with sideEffects Some refuses the request, as
+// kube-apiserver's dispatcher does.
+func TestDryRunRefusesWebhooksWithSideEffects(t *testing.T) {
+	rv := &reviews{answer: labellingAndDenying}
+	s := serverWith(t, fakeapi.Webhooks{Mutating: []admissionregistrationv1.MutatingWebhookConfiguration{mutatingConfig("label.example.com", "/mutate", configmaps)},
+		Transport: handlerTransport{rv}})
+	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	out, err := s.Client("alice").Create(context.Background(), cmGVR, "ns", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "d"}}, dry)
+	if err != nil || out.(*corev1.ConfigMap).Labels["team"] != "lab" {
+		t.Fatalf("dry-run create: %v %v, want the webhook's label", out, err)
+	}
+	if calls := rv.calls("/mutate"); len(calls) != 1 || calls[0].DryRun == nil || !*calls[0].DryRun {
+		t.Errorf("dry-run review: %+v", calls)
+	}
+	some := admissionregistrationv1.SideEffectClassSome
+	cfg := mutatingConfig("effects.example.com", "/mutate", configmaps)
+	cfg.Webhooks[0].SideEffects = &some
+	s = serverWith(t, fakeapi.Webhooks{Mutating: []admissionregistrationv1.MutatingWebhookConfiguration{cfg}, Transport: handlerTransport{rv}})
+	_, err = s.Client("alice").Create(context.Background(), cmGVR, "ns", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "d"}}, dry)
+	if err == nil || !strings.Contains(err.Error(), "does not support dry run") {
+		t.Errorf("dry run through a webhook with side effects: %v", err)
+	}
+}
+
+// TestNamespaceSelectorSeesTheNamespacesName: a namespace the lab never
+// created matches a selector on kubernetes.io/metadata.name, as a
+// cluster's namespaces carry that label.
+func TestNamespaceSelectorSeesTheNamespacesName(t *testing.T) {
+	rv := &reviews{answer: labellingAndDenying}
+	cfg := mutatingConfig("label.example.com", "/mutate", configmaps)
+	cfg.Webhooks[0].NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: "team"}}
+	s := serverWith(t, fakeapi.Webhooks{Mutating: []admissionregistrationv1.MutatingWebhookConfiguration{cfg}, Transport: handlerTransport{rv}})
+	c := s.Client("alice")
+	for _, ns := range []string{"team", "other"} {
+		if _, err := c.Create(context.Background(), cmGVR, ns, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	calls := rv.calls("/mutate")
+	if len(calls) != 1 || calls[0].Namespace != "team" {
+		t.Errorf("calls = %d (%v), want one, in namespace team", len(calls), calls)
+	}
+}
