@@ -103,6 +103,7 @@ func benchCmd(env *Env, args []string) int {
 	}
 	var res []simbench.Result
 	var runErr error
+	var handOff time.Duration
 	host := env.Host
 	if host == nil {
 		host = lab.MainHost(1)
@@ -110,6 +111,9 @@ func benchCmd(env *Env, args []string) int {
 	ok, out := host(func(t *testing.T) {
 		sim.Bubble(t, func(t *testing.T) {
 			res, runErr = simbench.Measure(t.Context(), o.runs, accesses...)
+			if runErr == nil && slices.Contains(accesses, "direct") && slices.Contains(accesses, "direct"+simbench.Unscheduled) {
+				handOff, _ = simbench.HandOffFloor(t.Context(), handOffTurns)
+			}
 		})
 	})
 	if runErr != nil {
@@ -120,7 +124,7 @@ func benchCmd(env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "cachelab bench: a run failed its bubble:\n%s", out)
 		return ExitUnexpected
 	}
-	printBench(env, o.runs, res, len(accesses), strategies)
+	printBench(env, o.runs, res, len(accesses), strategies, handOff)
 	if o.updates > 0 {
 		if code := benchUpdates(env, host, o.updateRounds, o.updates); code != ExitOK {
 			return code
@@ -257,9 +261,13 @@ func benchCampaign(env *Env, n int) int {
 	return ExitOK
 }
 
+// handOffTurns is the number of hand-offs simbench.HandOffFloor measures
+// for the per-turn line (about a tenth of a CPU-second).
+const handOffTurns = 100000
+
 // printBench prints the results table: the scenario's rows first, then the
 // baselines', each with its ratio to the server and floor baselines.
-func printBench(env *Env, runs int, res []simbench.Result, scenarios, strategies int) {
+func printBench(env *Env, runs int, res []simbench.Result, scenarios, strategies int, handOff time.Duration) {
 	w := env.Stdout
 	fmt.Fprintf(w, "cachelab bench: the standard scenario (%d ConfigMaps, %d operations over %s, %d broken watches, latency 1-50ms, one real informer + workqueue), %d runs of each kind, alternating, GOMAXPROCS=%d\n\n",
 		simbench.StandardObjects, simbench.StandardOps, simbench.StandardSpan, len(simbench.StandardBreaks), runs, runtime.GOMAXPROCS(0))
@@ -288,6 +296,12 @@ func printBench(env *Env, runs int, res []simbench.Result, scenarios, strategies
 	if d, u := byName["direct"], byName["direct"+simbench.Unscheduled]; d.Runs > 0 && u.Runs > 0 {
 		fmt.Fprintf(w, "\nscheduler cost: the direct path runs at %.2fx the runs per CPU-second of the same path without the deterministic scheduler (%.1f vs %.1f)\n",
 			d.RunsPerCPUSecond()/u.RunsPerCPUSecond(), d.RunsPerCPUSecond(), u.RunsPerCPUSecond())
+		if turns := d.TurnsPerRun(); turns > 0 && handOff > 0 {
+			perTurn := time.Duration(float64(d.CPUPerRun()-u.CPUPerRun()) / turns)
+			fmt.Fprintf(w, "per turn: %.0f turns per direct run, %s of CPU each beyond the unscheduled run; the Go runtime's hand-off alone\n"+
+				"(a goroutine parked for its turn, synctest.Wait, the release: simbench.HandOffFloor) costs %s per turn in this process\n",
+				turns, perTurn.Round(10*time.Nanosecond), handOff.Round(10*time.Nanosecond))
+		}
 	}
 	for _, a := range []string{"direct", "http"} {
 		if r, h := byName[a], byName[a+simbench.HandWritten]; r.Runs > 0 && h.Runs > 0 {

@@ -72,3 +72,25 @@ func TestBenchRejectsBadFlagsWithWhatIsAllowed(t *testing.T) {
 		}
 	}
 }
+
+// The scheduler's cost is also given per turn, beside the Go runtime's
+// hand-off measured in the same process, only when both the direct path and
+// the direct path without the scheduler ran.
+func TestBenchGivesTheSchedulersCostPerTurnBesideTheRuntimesHandOff(t *testing.T) {
+	code, out, errs := run(t, "bench", "--runs", "1", "--access", "direct,direct-unscheduled", "--campaign", "0", "--updates", "0")
+	if code != ExitOK {
+		t.Fatalf("bench exited %d: %s", code, errs)
+	}
+	for _, want := range []string{"scheduler cost: the direct path runs at", "per turn: ", "turns per direct run", "simbench.HandOffFloor) costs "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("bench output lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, errs = run(t, "bench", "--runs", "1", "--access", "direct", "--campaign", "0", "--updates", "0")
+	if code != ExitOK {
+		t.Fatalf("bench exited %d: %s", code, errs)
+	}
+	if strings.Contains(out, "per turn: ") {
+		t.Errorf("bench without direct-unscheduled gives a cost per turn:\n%s", out)
+	}
+}

@@ -23,6 +23,10 @@ type Result struct {
 	CPU, Wall, Virtual time.Duration
 	// HandlerCalls is the number of informer handler calls over all runs.
 	HandlerCalls int
+	// Turns is the number of turns the deterministic scheduler gave over
+	// all scenario runs (their delivery schedules' length; 0 for the
+	// baselines).
+	Turns int
 }
 
 // RunsPerCPUSecond is Runs over CPU time (0 when CPU time is unknown).
@@ -39,6 +43,14 @@ func (r Result) VirtualPerWall() float64 {
 		return 0
 	}
 	return r.Virtual.Seconds() / r.Wall.Seconds()
+}
+
+// TurnsPerRun is Turns over Runs.
+func (r Result) TurnsPerRun() float64 {
+	if r.Runs == 0 {
+		return 0
+	}
+	return float64(r.Turns) / float64(r.Runs)
 }
 
 // CPUPerRun is the CPU time of one run.
@@ -131,6 +143,7 @@ func Measure(ctx context.Context, n int, accesses ...string) ([]Result, error) {
 				return nil, fmt.Errorf("simbench: %s run injected %d faults, want %d", p.Access, faults, len(StandardBreaks))
 			}
 			results[i].add(cpu, wall, tr.End.D(), handled)
+			results[i].Turns += len(tr.Schedule)
 		}
 		for j, run := range baselines {
 			cpu0, wall0 := ProcessCPU(), WallClock()
