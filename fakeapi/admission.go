@@ -54,9 +54,14 @@ import (
 // makes itself (its garbage collection, namespace cleanup) and the scale
 // subresource are not admitted.
 //
-// Webhooks are called with the server's lock held: a webhook must not
-// call the API server (such a request fails at once with 500 and a message
-// that says so); reading a controller's informer cache is fine.
+// One write is admitted at a time and no request is served while a
+// webhook is being called: every request waits for the write being
+// admitted, as the lab serves requests one at a time. So a webhook must not
+// call the API server: such a request fails at once with 500 and a message
+// that says so. A webhook that waits for something that needs the server
+// (an informer of a kind not yet watched, to sync) waits until its
+// timeoutSeconds (default 10 s) ends the call, which then counts as a
+// failed call (failurePolicy). Reading a synced informer cache is fine.
 type Webhooks struct {
 	// Mutating and Validating are the configurations. Fields a cluster
 	// defaults are defaulted as kube-apiserver does (failurePolicy Fail,
@@ -206,6 +211,38 @@ func (a *webhookAdmission) ctx() context.Context {
 	return context.WithValue(ctx, admissionKey{}, true)
 }
 
+// lockForRequest takes the server's lock for a request, after the
+// webhook call in progress, if any, has ended: the call runs without the
+// lock (call), so that a request it waits for blocks on a channel (which
+// a synctest bubble sees as durably blocked: virtual time then reaches the
+// webhook's timeout) rather than on the mutex.
+func (s *Server) lockForRequest() {
+	for {
+		s.mu.Lock()
+		ch := s.admitting
+		if ch == nil {
+			return
+		}
+		s.mu.Unlock()
+		<-ch
+	}
+}
+
+// call runs one plugin call with the server's lock released and every
+// request held back (lockForRequest); the store, mid-write, is not
+// touched by anything else meanwhile. It is called with the lock held.
+func (a *webhookAdmission) call(f func() error) error {
+	ch := make(chan struct{})
+	a.s.admitting = ch
+	a.s.mu.Unlock()
+	defer func() {
+		a.s.mu.Lock()
+		a.s.admitting = nil
+		close(ch)
+	}()
+	return f()
+}
+
 // Mutate runs the mutating webhooks, then once more those whose
 // reinvocationPolicy is IfNeeded when a webhook changed the object (what
 // kube-apiserver's admission chain does around its mutating plugins).
@@ -215,14 +252,16 @@ func (a *webhookAdmission) Mutate(at *store.AdmissionAttributes) error {
 	}
 	attrs := a.attributes(at)
 	ctx := a.ctx()
-	if err := a.mutating.Admit(ctx, attrs, a.objects); err != nil {
-		return err
-	}
-	if rc := attrs.GetReinvocationContext(); rc.ShouldReinvoke() {
-		rc.SetIsReinvoke()
-		return a.mutating.Admit(ctx, attrs, a.objects)
-	}
-	return nil
+	return a.call(func() error {
+		if err := a.mutating.Admit(ctx, attrs, a.objects); err != nil {
+			return err
+		}
+		if rc := attrs.GetReinvocationContext(); rc.ShouldReinvoke() {
+			rc.SetIsReinvoke()
+			return a.mutating.Admit(ctx, attrs, a.objects)
+		}
+		return nil
+	})
 }
 
 // Validate runs the validating webhooks.
@@ -230,7 +269,8 @@ func (a *webhookAdmission) Validate(at *store.AdmissionAttributes) error {
 	if a.validating == nil || !a.validating.Handles(admission.Operation(at.Operation)) {
 		return nil
 	}
-	return a.validating.Validate(a.ctx(), a.attributes(at), a.objects)
+	attrs, ctx := a.attributes(at), a.ctx()
+	return a.call(func() error { return a.validating.Validate(ctx, attrs, a.objects) })
 }
 
 // objectInterfaces is admission.ObjectInterfaces over the server's scheme
@@ -473,7 +513,7 @@ type syncedRegistration struct {
 func (syncedRegistration) HasSynced() bool { return true }
 
 // namespaceLister reads namespaces from the store (the plugins call it
-// with the server's lock held). A namespace the store does not hold (the
+// during a webhook call, without the server's lock: it takes it). A namespace the store does not hold (the
 // lab's plans use namespaces without creating them) is answered as a
 // cluster would hold it: with its kubernetes.io/metadata.name label only.
 type namespaceLister struct{ s *Server }
@@ -484,7 +524,9 @@ var namespacesGVR = corev1.SchemeGroupVersion.WithResource("namespaces")
 
 // Get returns namespace name.
 func (l *namespaceLister) Get(name string) (*corev1.Namespace, error) {
+	l.s.mu.Lock()
 	obj, err := l.s.st.Get(namespacesGVR, "", name, metav1.GetOptions{})
+	l.s.mu.Unlock()
 	if apierrors.IsNotFound(err) {
 		return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{corev1.LabelMetadataName: name}}}, nil
 	}
@@ -500,7 +542,9 @@ func (l *namespaceLister) Get(name string) (*corev1.Namespace, error) {
 
 // List lists the stored namespaces matching sel.
 func (l *namespaceLister) List(sel labels.Selector) ([]*corev1.Namespace, error) {
+	l.s.mu.Lock()
 	obj, _, err := l.s.st.List(namespacesGVR, "", metav1.ListOptions{LabelSelector: sel.String()}, 0)
+	l.s.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -16,8 +18,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/cachelab/cachelab/fakeapi"
+	fakehttp "github.com/cachelab/cachelab/fakeapi/http"
 )
 
 // reviews is a webhook server written from the admission/v1 contract: it
@@ -399,5 +403,49 @@ func TestNamespaceSelectorSeesTheNamespacesName(t *testing.T) {
 	calls := rv.calls("/mutate")
 	if len(calls) != 1 || calls[0].Namespace != "team" {
 		t.Errorf("calls = %d (%v), want one, in namespace team", len(calls), calls)
+	}
+}
+
+// TestAWebhookWaitingForTheServerEndsAtItsTimeout: a webhook that waits
+// for a request another goroutine makes (as one waiting for an informer of
+// a new kind to sync) holds that request back, since the server serves
+// nothing while a write is admitted; its timeoutSeconds ends the call (in
+// virtual time), the failurePolicy decides, and the request is served
+// after.
+func TestAWebhookWaitingForTheServerEndsAtItsTimeout(t *testing.T) {
+	for _, policy := range []admissionregistrationv1.FailurePolicyType{admissionregistrationv1.Ignore, admissionregistrationv1.Fail} {
+		t.Run(string(policy), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var s *fakeapi.Server
+				served := make(chan error, 1)
+				h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					go func() {
+						_, err := s.Client("informer").Get(context.Background(), cmGVR, "ns", "x", metav1.GetOptions{})
+						served <- err
+					}()
+					<-r.Context().Done() // never answered: the Get waits for this call
+				})
+				cfg := validatingConfig("waits.example.com", "/validate", configmaps)
+				cfg.Webhooks[0].TimeoutSeconds = ptr.To[int32](2)
+				cfg.Webhooks[0].FailurePolicy = &policy
+				pipe := fakehttp.NewPipe(h)
+				s = serverWith(t, fakeapi.Webhooks{Validating: []admissionregistrationv1.ValidatingWebhookConfiguration{cfg}, Transport: pipe})
+				start := time.Now()
+				_, err := s.Client("alice").Create(context.Background(), cmGVR, "ns", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, metav1.CreateOptions{})
+				if took := time.Since(start); took != 2*time.Second {
+					t.Errorf("the create took %v (virtual), want the webhook's 2s timeout", took)
+				}
+				switch {
+				case policy == admissionregistrationv1.Ignore && err != nil:
+					t.Errorf("Ignore: %v", err)
+				case policy == admissionregistrationv1.Fail && (err == nil || !strings.Contains(err.Error(), `failed calling webhook "waits.example.com"`)):
+					t.Errorf("Fail: %v", err)
+				}
+				if err := <-served; policy == admissionregistrationv1.Ignore && err != nil {
+					t.Errorf("the held-back Get: %v, want x (created)", err)
+				}
+				pipe.Close()
+			})
+		})
 	}
 }

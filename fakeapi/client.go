@@ -107,8 +107,8 @@ func (c *Client) begin(ctx context.Context, req *RequestInfo) (RequestFault, err
 		return RequestFault{}, c.life.Err()
 	}
 	if inAdmission(ctx) {
-		// A webhook called back while the server holds its lock for the
-		// write being admitted: waiting would never end (admission.go).
+		// A webhook called back while the write it admits holds the
+		// server: waiting would never end (admission.go).
 		return RequestFault{}, apierrors.NewInternalError(ErrAdmissionReentry)
 	}
 	f, err := c.s.before(ctx, *req)
@@ -119,7 +119,7 @@ func (c *Client) begin(ctx context.Context, req *RequestInfo) (RequestFault, err
 		// The process ended while the request waited for its turn.
 		return RequestFault{}, c.life.Err()
 	}
-	c.s.mu.Lock()
+	c.s.lockForRequest() // admission.go: after any webhook call in progress
 	if f.Err != nil {
 		err := c.failLocked(req, f)
 		c.s.mu.Unlock()

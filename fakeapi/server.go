@@ -166,8 +166,11 @@ type Server struct {
 	// in progress, for admission webhooks (admission.go); set with mu held.
 	admitCtx    context.Context
 	admitClient string
-	nextID      WatcherID
-	watchers    []*watcher // open watches, in ID order
+	// admitting, while a webhook is being called, is closed when the call
+	// ends: requests wait for it (admission.go).
+	admitting chan struct{}
+	nextID    WatcherID
+	watchers  []*watcher // open watches, in ID order
 }
 
 // NewServer returns a Server serving the built-in resources (namespaces,
