@@ -36,6 +36,12 @@
 // fails t; Catch returns the failures, for tests of planted bugs. The
 // examples/ module of the repository holds two complete examples.
 //
+// Controller.Webhooks serves the controller's admission webhooks
+// (controller-runtime's defaulters and validators, or plain handlers) on
+// every matching write, through kube-apiserver's own webhook admission
+// code. Register makes a Controller, with its own Random plans, a subject
+// of a cachelab binary of your own, judged as Test judges it.
+//
 // Hunt runs Sieve's targeted campaign (stale, unobserved and intermediate
 // state, aimed by a fault-free reference run) on a controller.
 //

@@ -319,6 +319,7 @@ func fightPlan() Plans {
 // the idiomatic reconciler, which writes only the field it owns, passes
 // with the webhook.
 func TestAControllerThatFightsItsDefaultingWebhookFailsOnlyWithTheWebhook(t *testing.T) {
+	t.Chdir(t.TempDir()) // Catch and Test write a failing plan's files under testdata/
 	fs := Catch(t, widgetOperator(t, "widget-fights", true, true), fightPlan())
 	if !slices.Contains(failureNames(fs), "stable-reconciliation") {
 		t.Errorf("the fighting controller with its webhook: failures %v, want stable-reconciliation", failureNames(fs))

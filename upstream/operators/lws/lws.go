@@ -6,8 +6,11 @@
 // Pods, the lab's kubelet actor makes them Ready and its status counts
 // them, as in a cluster.
 //
-// LWS's main.go also serves two admission webhooks; the lab serves none.
-// LWS relies on both:
+// LWS's main.go also serves two admission webhooks. The lab can serve an
+// operator's webhooks (cachelabtest.Controller.Webhooks, through
+// kube-apiserver's own webhook admission code), but not LWS's: its
+// pkg/webhooks does not build with controller-runtime v0.25 (below). LWS
+// relies on both:
 //
 //   - the LeaderWorkerSet defaulter fills spec.rolloutStrategy's
 //     rollingUpdateConfiguration, which the reconciler dereferences; the
@@ -68,7 +71,8 @@ func Scheme() *runtime.Scheme {
 // Setup registers LWS's reconcilers on mgr as its cmd/main.go does: the
 // StatefulSet owner index, the LeaderWorkerSet reconciler and the Pod
 // reconciler, with no gang-scheduling provider (main.go's default) and
-// no webhooks (the lab serves none: see the package comment).
+// no webhooks (LWS's do not build with controller-runtime v0.25: see the
+// package comment).
 func Setup(mgr ctrl.Manager) error {
 	if err := controllers.SetupIndexes(mgr.GetFieldIndexer()); err != nil {
 		return fmt.Errorf("lws: indexes: %w", err)
