@@ -32,6 +32,9 @@ func deleteRecreate(tr *sim.Trace, opts Options) Verdict {
 	inc := newIncarnations(tr)
 	srv := newServer(tr)
 	for _, r := range tr.Records {
+		if opts.stopped(r.Pos) {
+			return stoppedVerdict(name, r.Pos, len(tr.Records))
+		}
 		srv.apply(r)
 	}
 	type hid struct {
@@ -45,6 +48,9 @@ func deleteRecreate(tr *sim.Trace, opts Options) Verdict {
 	// told, so at best the verdict is Unknown (-1: none).
 	incomplete := -1
 	for _, r := range tr.Records {
+		if opts.stopped(r.Pos) {
+			return stoppedVerdict(name, r.Pos, len(tr.Records))
+		}
 		if r.Kind != sim.RecHandler || !isObjectEvent(r.EventType) {
 			continue
 		}

@@ -6,7 +6,7 @@ import "github.com/cachelab/cachelab/sim"
 // looks at every own write for each write judged (the check's first,
 // quadratic form), budget bounds the candidates looked at.
 func JudgeReadYourWrites(tr *sim.Trace, naive bool, budget int) (Verdict, int) {
-	return judgeReadYourWrites(tr, naive, budget)
+	return judgeReadYourWrites(tr, naive, budget, Options{})
 }
 
 // JudgeFinalizers is finalizers with its work count (removed objects its

@@ -65,6 +65,9 @@ func judgeFinalizers(tr *sim.Trace, opts Options) (Verdict, int) {
 	// find the leftover.
 	goneSeen := map[string]int{}
 	for _, r := range tr.Records {
+		if opts.stopped(r.Pos) {
+			return stoppedVerdict(name, r.Pos, len(tr.Records)), looked
+		}
 		obs.see(r)
 		if r.Kind == sim.RecHandler && subj[r.Actor] {
 			k := normResource(r.Resource) + "/" + r.Namespace + "/" + r.Name

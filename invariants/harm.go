@@ -26,7 +26,7 @@ Checked on every successful delete, update or patch by the subject of an object 
 	`view that is only behind the server (not behind what the subject saw), pass. ` +
 	`Unknown when the subject made no write.`
 
-func noStaleHarm(tr *sim.Trace, _ Options) Verdict {
+func noStaleHarm(tr *sim.Trace, opts Options) Verdict {
 	const name = NameNoStaleHarm
 	subj := subjectActors(tr)
 	proc := newProcesses(tr)
@@ -39,6 +39,9 @@ func noStaleHarm(tr *sim.Trace, _ Options) Verdict {
 	open := map[string][]openReconcile{}
 	judged, writes := 0, 0
 	for _, r := range tr.Records {
+		if opts.stopped(r.Pos) {
+			return stoppedVerdict(name, r.Pos, len(tr.Records))
+		}
 		switch r.Kind {
 		case sim.RecRestart:
 			delete(open, r.Actor)

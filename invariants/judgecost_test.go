@@ -323,3 +323,29 @@ func TestReadYourWritesIndexJudgesAsTheNaiveCheck(t *testing.T) {
 		t.Fatalf("verdicts %v: the traces do not exercise both sides", counts)
 	}
 }
+
+// A check that takes long on large traces gives up when its judge's limit
+// passes (Options.Stop closed): Unknown, saying judging stopped and where;
+// with Stop open it judges as Check does. Each of these walks the whole
+// trace (H34's repro-gcloop: 161,601 records) and kept using CPU after
+// the limit until it returned.
+func TestALongCheckGivesUpWhenItsJudgeStops(t *testing.T) {
+	tr := createCollectLoop(400, true, true)
+	closed := make(chan struct{})
+	close(closed)
+	for _, name := range []string{invariants.NameReadYourWrites, invariants.NameNoLostUpdates, invariants.NameNoStaleHarm,
+		invariants.NameNoLostDeletes, invariants.NameFinalizers, invariants.NameDeleteRecreate} {
+		inv, ok := invariants.Lookup(name)
+		if !ok {
+			t.Fatalf("no invariant %s", name)
+		}
+		v := inv.CheckWith(tr, invariants.Options{Stop: closed})
+		if v.Status != invariants.Unknown || !strings.Contains(v.Reason, "judging stopped at position 0 of") {
+			t.Errorf("%s with Stop closed: %s: %s; want Unknown, judging stopped", name, v.Status, v.Reason)
+		}
+		open := make(chan struct{})
+		if got, want := inv.CheckWith(tr, invariants.Options{Stop: open}), inv.Check(tr); got.Status != want.Status || got.Reason != want.Reason {
+			t.Errorf("%s with Stop open: %s %q, want %s %q as Check", name, got.Status, got.Reason, want.Status, want.Reason)
+		}
+	}
+}

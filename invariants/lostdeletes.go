@@ -31,6 +31,9 @@ func noLostDeletes(tr *sim.Trace, opts Options) Verdict {
 	}
 	srv := newServer(tr)
 	for _, r := range tr.Records {
+		if opts.stopped(r.Pos) {
+			return stoppedVerdict(name, r.Pos, len(tr.Records))
+		}
 		srv.apply(r)
 	}
 	// gone reports whether uid was removed for good early enough to be

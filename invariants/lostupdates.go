@@ -76,7 +76,7 @@ type foreignWrite struct {
 	after  map[string]string
 }
 
-func noLostUpdates(tr *sim.Trace, _ Options) Verdict {
+func noLostUpdates(tr *sim.Trace, opts Options) Verdict {
 	const name = NameNoLostUpdates
 	subj := subjectActors(tr)
 	inc := newProcesses(tr) // a crashing process's last writes rest on what it saw
@@ -93,6 +93,9 @@ func noLostUpdates(tr *sim.Trace, _ Options) Verdict {
 		}
 	}
 	for _, r := range tr.Records {
+		if opts.stopped(r.Pos) {
+			return stoppedVerdict(name, r.Pos, len(tr.Records))
+		}
 		if subj[r.Actor] {
 			if n := inc.of(r.Actor, r.Pos); n != lastInc[r.Actor] {
 				lastInc[r.Actor] = n

@@ -139,8 +139,8 @@ type staleView struct {
 // the reason, rather than a judge that never ends.
 const readYourWritesBudget = 20_000_000
 
-func readYourWrites(tr *sim.Trace, _ Options) Verdict {
-	v, _ := judgeReadYourWrites(tr, false, readYourWritesBudget)
+func readYourWrites(tr *sim.Trace, opts Options) Verdict {
+	v, _ := judgeReadYourWrites(tr, false, readYourWritesBudget, opts)
 	return v
 }
 
@@ -149,7 +149,7 @@ func readYourWrites(tr *sim.Trace, _ Options) Verdict {
 // every own write of the run for each write judged, in UID order (the
 // check's first form, quadratic: the tests compare the index with it).
 // Past budget candidates it stops with an Unknown verdict.
-func judgeReadYourWrites(tr *sim.Trace, naive bool, budget int) (Verdict, int) {
+func judgeReadYourWrites(tr *sim.Trace, naive bool, budget int, opts Options) (Verdict, int) {
 	const name = NameReadYourWrites
 	subj := subjectActors(tr)
 	proc := newProcesses(tr)
@@ -175,6 +175,9 @@ func judgeReadYourWrites(tr *sim.Trace, naive bool, budget int) (Verdict, int) {
 		}
 	}
 	for _, r := range tr.Records {
+		if opts.stopped(r.Pos) {
+			return stoppedVerdict(name, r.Pos, len(tr.Records)), idx.checks
+		}
 		switch r.Kind {
 		case sim.RecRestart:
 			delete(open, r.Actor)

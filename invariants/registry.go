@@ -42,6 +42,13 @@ type Options struct {
 	// ReplicaResource is the child resource whose count must not exceed
 	// the parent's spec.replicas (no-duplicate-children). Default "pods".
 	ReplicaResource string
+	// Stop, when closed, tells a check its judge's limit passed: the
+	// checks that take long on large traces (read-your-writes,
+	// no-lost-updates, no-stale-harm, no-lost-deletes, finalizers,
+	// delete-recreate, sync-soundness) look at it as they walk the trace
+	// and give up with an Unknown verdict ("judging stopped"). Optional;
+	// nil: never stop.
+	Stop <-chan struct{}
 }
 
 // DefaultOptions returns the options Check uses.

@@ -13,19 +13,22 @@ import (
 // A judge that outlasts the per-run limit gives Unknown verdicts that say
 // judging stopped, where and why, and the test moves on: the check under
 // way (here one forced to be slow: it returns only when the test ends)
-// and the one after it are Unknown, the one before keeps its verdict.
-// Nothing here depends on how fast the machine is: the slow check never
-// returns within the limit.
+// and the one after it are Unknown, the one before keeps its verdict. The
+// check under way is told to stop: its options' Stop is closed when the
+// judge gives up. Nothing here depends on how fast the machine is: the
+// slow check never returns within the limit.
 func TestAJudgeThatOutlastsTheLimitIsUnknownAndSaysWhy(t *testing.T) {
 	tr := tracebuild.New("ctrl").Trace("quiet")
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
 	quick := func(name string) namedCheck {
-		return namedCheck{name: name, check: func(*sim.Trace) invariants.Verdict {
+		return namedCheck{name: name, check: func(*sim.Trace, invariants.Options) invariants.Verdict {
 			return invariants.Verdict{Invariant: name, Status: invariants.Pass, Reason: "judged"}
 		}}
 	}
-	slow := namedCheck{name: "slow", check: func(*sim.Trace) invariants.Verdict {
+	told := make(chan (<-chan struct{}), 1)
+	slow := namedCheck{name: "slow", check: func(_ *sim.Trace, opts invariants.Options) invariants.Verdict {
+		told <- opts.Stop
 		<-release
 		return invariants.Verdict{Invariant: "slow", Status: invariants.Fail, Reason: "too late to count"}
 	}}
@@ -42,6 +45,17 @@ func TestAJudgeThatOutlastsTheLimitIsUnknownAndSaysWhy(t *testing.T) {
 			!strings.Contains(v.Reason, "slow took longer") || v.Short == "" {
 			t.Fatalf("%s: %s (%q): %s; want Unknown, judging stopped %s, naming the slow check", v.Invariant, v.Status, v.Short, v.Reason, want)
 		}
+	}
+	// The slow check had started (the limit passed while it judged), so
+	// its Stop is in told; checkWithin closed it before returning.
+	stop := <-told
+	if stop == nil {
+		t.Fatal("the check under way was given no Stop")
+	}
+	select {
+	case <-stop:
+	default:
+		t.Error("the check under way was not told to stop: its Stop is still open after the judge gave up")
 	}
 }
 
