@@ -26,6 +26,7 @@ type huntOptions struct {
 	first     bool
 	random    int
 	lifecycle bool
+	derive    bool
 	order     string
 }
 
@@ -41,6 +42,7 @@ func huntFlags() (*flag.FlagSet, *huntOptions) {
 	fs.BoolVar(&o.shrink, "shrink", true, "shrink each failing plan (drop workload steps while it still fails)")
 	fs.BoolVar(&o.first, "first", false, "stop after the batch holding the first failure (for plans and CPU to the first failure)")
 	fs.BoolVar(&o.lifecycle, "lifecycle", true, "also perturb the catalogue's lifecycle stories for the subject (its scenarios whose user deletes something: finalizer-cleanup, delete-recreate-during-gap...), after the other workloads; by default only without NAME|FILE arguments and when the catalogue has some for the subject (--lifecycle=false: none)")
+	fs.BoolVar(&o.derive, "derive-lifecycle", false, "also perturb a lifecycle workload derived from the first workload's fault-free reference run, for any controller: each main object (what the user made that owns what the controller made) deleted and created again under the same name, one of its children deleted, at the moments the reference shows the controller acting on them (docs/targeted-faults.md)")
 	fs.StringVar(&o.order, "order", "interleaved", "the order the plans run in: interleaved (each reference moment's first plan before the repeats, the kinds of perturbation taking turns) or generation (workload by workload, class by class)")
 	fs.IntVar(&o.random, "random", 0, "also run up to N random plans (those of cachelab run --random, from --seed) until the first failure, as a baseline: plans and CPU to it, side by side")
 	return fs, o
@@ -99,7 +101,7 @@ func huntCmd(env *Env, args []string) int {
 		}
 		workloads = append(workloads, lw...)
 	}
-	opt := lab.HuntOptions{Parallel: o.parallel, Out: o.out, Shrink: o.shrink, StopAtFirst: o.first, GenerationOrder: o.order == "generation",
+	opt := lab.HuntOptions{Parallel: o.parallel, Out: o.out, Shrink: o.shrink, StopAtFirst: o.first, GenerationOrder: o.order == "generation", DeriveLifecycle: o.derive,
 		Replay: func(path string) string { return env.Prog + " replay " + path }}
 	if o.classes != "" {
 		opt.Classes = strings.Split(o.classes, ",")
