@@ -379,7 +379,11 @@ func (s *scheduler) awaitDelivery(watcher string, seq int) (<-chan struct{}, fun
 }
 
 // sleep waits until virtual time now+d, woken in its turn (see Env.Sleep).
+// A sleep asked for once ctx has ended returns at once (see turn).
 func (s *scheduler) sleep(ctx context.Context, actor, name string, d time.Duration) {
+	if ctx.Err() != nil {
+		return
+	}
 	if t := s.enqueue("sleep "+actor+" "+name, "", actor, "", s.now()+d, nil); t != nil {
 		_ = s.wait(ctx, t)
 	}
@@ -391,7 +395,20 @@ func (s *scheduler) sleep(ctx context.Context, actor, name string, d time.Durati
 // its turn: nothing else holds it then (the run loop dropped it when it
 // released it). A turn that ends otherwise (its process's context ended,
 // the scheduler closed) leaves its ticket alone.
+//
+// A turn asked for once ctx has ended (a goroutine of a crashed process
+// that has not stopped yet: a handler called for a notification still
+// buffered, a worker's last Get) returns at once and takes no ordinal:
+// which of them get there before the process's goroutines end is Go's
+// scheduling, and an ordinal they took would shift the keys of every later
+// turn of the restarted process, which a replay could then not follow.
+// Turns asked for before the crash are in the queue when it comes (the
+// run loop crashes a process only once the bubble is idle), the same in
+// every run, and are withdrawn.
 func (s *scheduler) turn(ctx context.Context, actor, what, object string) {
+	if ctx.Err() != nil {
+		return
+	}
 	now := s.now()
 	s.mu.Lock()
 	if s.closed {
