@@ -8,10 +8,6 @@ import (
 	"strings"
 	"sync"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/tools/cache"
-	"k8s.io/klog/v2"
-
 	fakehttp "github.com/cachelab/cachelab/fakeapi/http"
 )
 
@@ -86,19 +82,7 @@ func (r *run) startWebhooks() error {
 	name := ClientWebhooks
 	ctx, cancel := context.WithCancel(r.ctx)
 	defer cancel()
-	client := r.srv.Client(name).BoundTo(ctx)
-	env := Env{
-		Name:       name,
-		Kube:       client.Clientset(),
-		Dynamic:    client.Dynamic(),
-		RESTConfig: r.restConfig(name),
-		Rec:        actorRecorder{r.rec, name},
-		Params:     r.plan.SubjectParams,
-		ListerWatcher: func(gvr schema.GroupVersionResource, ns string) cache.ListerWatcherWithContext {
-			return client.ListerWatcher(gvr, ns)
-		},
-	}
-	ctx = klog.NewContext(ctx, newTraceLogger(r.rec, name))
+	env, ctx := r.helperEnv(ctx, name)
 	done := make(chan struct{})
 	var err error
 	var cfg struct {

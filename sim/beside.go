@@ -34,19 +34,7 @@ func (r *run) startBeside() error {
 	name := ClientBeside
 	ctx, cancel := context.WithCancel(r.ctx)
 	r.besideCancel = cancel
-	client := r.srv.Client(name).BoundTo(ctx)
-	env := Env{
-		Name:       name,
-		Kube:       client.Clientset(),
-		Dynamic:    client.Dynamic(),
-		RESTConfig: r.restConfig(name),
-		Rec:        actorRecorder{r.rec, name},
-		Params:     r.plan.SubjectParams,
-		ListerWatcher: func(gvr schema.GroupVersionResource, ns string) cache.ListerWatcherWithContext {
-			return client.ListerWatcher(gvr, ns)
-		},
-	}
-	ctx = klog.NewContext(ctx, newTraceLogger(r.rec, name))
+	env, ctx := r.helperEnv(ctx, name)
 	started := make(chan struct{})
 	var err error
 	go func() {
@@ -66,4 +54,23 @@ func (r *run) startBeside() error {
 		return fmt.Errorf("sim: subject %s: Beside: %w", r.info.Name, err)
 	}
 	return nil
+}
+
+// helperEnv returns the Env of a helper actor of the run (Beside, the
+// webhooks' Setup): clients named name bound to ctx, and ctx with a logger
+// that records into the trace as name.
+func (r *run) helperEnv(ctx context.Context, name string) (Env, context.Context) {
+	client := r.srv.Client(name).BoundTo(ctx)
+	env := Env{
+		Name:       name,
+		Kube:       client.Clientset(),
+		Dynamic:    client.Dynamic(),
+		RESTConfig: r.restConfig(name),
+		Rec:        actorRecorder{r.rec, name},
+		Params:     r.plan.SubjectParams,
+		ListerWatcher: func(gvr schema.GroupVersionResource, ns string) cache.ListerWatcherWithContext {
+			return client.ListerWatcher(gvr, ns)
+		},
+	}
+	return env, klog.NewContext(ctx, newTraceLogger(r.rec, name))
 }
