@@ -43,8 +43,9 @@ func TestKueueWithItsWebhooks(t *testing.T) {
 // update adds it), and one with an invalid node label key is refused with
 // Kueue's own message (without the webhook it is stored: the CRD's schema
 // does not check label keys). Both writes are made by a helper beside
-// Kueue, in a fault-free plan holding the queues of testdata/queues.yaml;
-// every invariant must pass either way.
+// Kueue, in a fault-free plan holding the queues of testdata/queues.yaml
+// and the Namespace default (which the lab does not create, and without
+// which Kueue admits no Workload); every invariant must pass either way.
 func TestKueuesWebhooksDefaultAndRefuseInTheLab(t *testing.T) {
 	skipUntilTheLabReleasesTheLearningSetup(t)
 	const denied = `admission webhook "vresourceflavor.kb.io" denied the request: spec.nodeLabels: Invalid value: "bad key!": name part must consist of alphanumeric characters`
