@@ -294,11 +294,15 @@ func newWorkers(ctx context.Context, env sim.Env, store cache.Store, h handlerRe
 	}
 	q := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](), config)
 	context.AfterFunc(ctx, q.ShutDown)
-	return &mirror.Workers{
+	w := &mirror.Workers{
 		Queue:      q,
 		Reconciler: &mirror.Reconciler{Client: env.Kube, Get: storeGetter(store)},
 		Rec:        env.Rec,
 		Actor:      env.Name,
 		Idle:       func() { h.snapshot(store, "idle") },
 	}
+	if env.Turn != nil {
+		w.Turn = func(what, object string) { env.Turn(ctx, what, object) }
+	}
+	return w
 }

@@ -228,6 +228,12 @@ func (s *RealFIFOSubject) sampleLastSyncRV(when string) bool {
 }
 
 func (s *RealFIFOSubject) handle(t watch.EventType, obj, old any, initial bool, detail string) {
+	if s.env.Turn != nil {
+		// The handler records in the order the plan decides, beside a
+		// worker or a checker woken by the same release (sim.Env.Turn).
+		key, _ := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+		s.env.Turn(s.ctx, "handler configmaps", string(t)+" "+key)
+	}
 	s.h.flip(SignalInformerSynced, cache.IsDone(s.informer.HasSyncedChecker()), "sampled in the handler")
 	s.sampleRV("sampled in the handler")
 	if s.v.lastSyncRV {
@@ -266,6 +272,9 @@ func (s *RealFIFOSubject) waitSignal(ctx context.Context, name string, checker c
 	case <-ctx.Done():
 		return false
 	case <-checker.Done():
+		if s.env.Turn != nil {
+			s.env.Turn(ctx, "check signals", name)
+		}
 		s.h.flip(name, true, "checker done")
 		return true
 	}

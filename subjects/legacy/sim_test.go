@@ -280,3 +280,37 @@ func TestInformerSubjectsCrashedBeforeTheirFirstSyncLeaveNoGoroutineBehind(t *te
 		})
 	}
 }
+
+// The RealFIFO subject's handler calls, its workers' Gets and its sync
+// checkers take the run's turns (sim.Env.Turn), as Bellerophon's do: a
+// worker and a handler woken by one release record in the order the plan
+// decides, and a replay enforces it (make determinism: the built-in runs
+// with one delivery schedule but several record sets, all of this
+// subject's, went from 12 to 0). The DeltaFIFO subject's handlers run
+// under the FIFO's lock and take none; its workers' Gets do.
+func TestRealFIFOSubjectsHandlersWorkersAndCheckersTakeTurns(t *testing.T) {
+	tr := st.Run(t, gapPlan(RealFIFOName))
+	want := map[string]bool{"handler configmaps": false, "get": false, "check signals": false}
+	for _, k := range tr.Schedule {
+		for w := range want {
+			if strings.Contains(k, RealFIFOName+" "+w+" ") {
+				want[w] = true
+			}
+		}
+	}
+	for w, seen := range want {
+		if !seen {
+			t.Errorf("no %q turn of %s in the delivery schedule (%d keys)", w, RealFIFOName, len(tr.Schedule))
+		}
+	}
+	tr = st.Run(t, gapPlan(DeltaFIFOName))
+	gets := 0
+	for _, k := range tr.Schedule {
+		if strings.Contains(k, DeltaFIFOName+" get ") {
+			gets++
+		}
+	}
+	if gets == 0 {
+		t.Errorf("no worker get turn of %s in the delivery schedule", DeltaFIFOName)
+	}
+}

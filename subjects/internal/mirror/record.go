@@ -78,6 +78,11 @@ type Workers struct {
 	// Idle, optional, is called after a reconcile that left the queue empty
 	// (the subject records a cache snapshot there).
 	Idle func()
+	// Turn, optional, waits for the run's turn to do what to object
+	// (sim.Env.Turn): a worker's Get then records in the order the plan
+	// decides, not in goroutine order, beside a handler woken by the same
+	// release.
+	Turn func(what, object string)
 }
 
 // Add enqueues key and records it.
@@ -110,6 +115,9 @@ func (w *Workers) processNextWorkItem(ctx context.Context) bool {
 	key, shutdown := w.Queue.Get()
 	if shutdown {
 		return false
+	}
+	if w.Turn != nil {
+		w.Turn("get", key)
 	}
 	w.Rec.Record(sim.Record{Kind: sim.RecQueue, Actor: w.Actor, Op: "get", Key: key})
 	defer func() {
