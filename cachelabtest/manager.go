@@ -113,6 +113,9 @@ func labManagerOptions(o *manager.Options, sch *runtime.Scheme, r *recording) {
 type labManager struct {
 	manager.Manager
 	r *recording
+	// learned, when not nil, collects the runnables Setup adds to a
+	// manager that is never started (the call that learns the webhooks).
+	learned *[]manager.Runnable
 }
 
 // reconcilerType is reconcile.Reconciler, the type of the Do field of
@@ -134,6 +137,9 @@ func (m *labManager) Add(run manager.Runnable) error {
 				do.Set(reflect.ValueOf(reconcile.Reconciler(&recordedReconciler{inner: inner, r: m.r})))
 			}
 		}
+	}
+	if m.learned != nil {
+		*m.learned = append(*m.learned, run)
 	}
 	return m.Manager.Add(run)
 }

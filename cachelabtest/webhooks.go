@@ -22,6 +22,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/yaml"
 
@@ -208,9 +209,23 @@ func (c Controller) registerWebhooks(env sim.Env, sch *runtime.Scheme) (ws *webh
 	if err != nil {
 		return nil, err
 	}
+	var added []manager.Runnable
+	mgr.learned = &added
 	if err := c.Setup(mgr); err != nil {
 		return nil, fmt.Errorf("cachelabtest: Setup, called to learn the controller's webhooks: %w", err)
 	}
+	// What Setup made for its runnables and only their Start releases (a
+	// workqueue whose runnable shuts it down when its context ends, as
+	// Kueue's requeuer does) is released: each runnable starts with its
+	// context already ended, and returns. Left alone, its goroutines
+	// outlived the run (every run ended "deadlock").
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	var wg sync.WaitGroup
+	for _, run := range added {
+		wg.Go(func() { _ = run.Start(ended) })
+	}
+	wg.Wait()
 	return ws, nil
 }
 

@@ -33,7 +33,6 @@ import (
 // and validators. See docs/real-operators.md for the comparison with
 // TestKueue on the same seeds.
 func TestKueueWithItsWebhooks(t *testing.T) {
-	skipUntilTheLabReleasesTheLearningSetup(t)
 	cachelabtest.Test(t, withWebhooks(t, controller(t)), cachelabtest.Random(cachelabtest.Primary("workloads", "localqueues", "clusterqueues", "resourceflavors"), cachelabtest.Examples("testdata/queues.yaml")))
 }
 
@@ -47,7 +46,6 @@ func TestKueueWithItsWebhooks(t *testing.T) {
 // and the Namespace default (which the lab does not create, and without
 // which Kueue admits no Workload); every invariant must pass either way.
 func TestKueuesWebhooksDefaultAndRefuseInTheLab(t *testing.T) {
-	skipUntilTheLabReleasesTheLearningSetup(t)
 	const denied = `admission webhook "vresourceflavor.kb.io" denied the request: spec.nodeLabels: Invalid value: "bad key!": name part must consist of alphanumeric characters`
 	for _, served := range []bool{true, false} {
 		t.Run(fmt.Sprintf("webhooks=%v", served), func(t *testing.T) {
@@ -107,7 +105,6 @@ func TestKueuesWebhooksDefaultAndRefuseInTheLab(t *testing.T) {
 // the flavor stays terminating for ever: the lab calls the webhooks on the
 // writes their configuration names, so which one matters.
 func TestKueuesManifestsNotThePathConventionLetAnUnusedFlavorGo(t *testing.T) {
-	skipUntilTheLabReleasesTheLearningSetup(t)
 	plan, err := filepath.Abs("samples/flavor-delete-plan.json")
 	if err != nil {
 		t.Fatal(err)
@@ -133,19 +130,6 @@ func TestKueuesManifestsNotThePathConventionLetAnUnusedFlavorGo(t *testing.T) {
 		return v.Invariant == "eventual-convergence" && strings.Contains(v.Reason, "ResourceFlavor a is still there (finalizers [kueue.x-k8s.io/resource-in-use])")
 	}) {
 		t.Errorf("with the path convention the flavor should stay, its finalizer put back: %d failures %v", len(fs), fs)
-	}
-}
-
-// skipUntilTheLabReleasesTheLearningSetup skips t, unless
-// CACHELAB_KUEUE_WEBHOOKS=1: the lab calls Setup once per run on a manager
-// it never starts (to learn the webhooks), and the delaying workqueue
-// Kueue's requeuer makes there (qcache.NewRequeuer, shut down only by the
-// requeuer's Start) stays blocked, so every run ends "deadlock: ... blocked
-// goroutines remain" (/work/briefs/requests-h40.md R1, with a fix measured:
-// both tests pass with it).
-func skipUntilTheLabReleasesTheLearningSetup(t *testing.T) {
-	if os.Getenv("CACHELAB_KUEUE_WEBHOOKS") != "1" {
-		t.Skip("the lab leaks what Setup starts when called to learn the webhooks (requests-h40.md R1); CACHELAB_KUEUE_WEBHOOKS=1 runs it")
 	}
 }
 
