@@ -123,7 +123,7 @@ type Controller struct {
 // c.Name, summary its line in `cachelab list`.
 func (c Controller) subjectInfo(summary string) sim.SubjectInfo {
 	info := sim.SubjectInfo{Name: c.Name, Summary: summary, CRDs: c.CRDs.served(),
-		New: func() sim.Subject { return newSubject(c) }, ExternalGC: c.ExternalGC}
+		New: func() sim.Subject { return newSubject(c) }, ExternalGC: c.ExternalGC, SystemNamespaces: true}
 	if c.Webhooks != nil {
 		info.Webhooks = c.webhooksOf // webhooks.go
 	}

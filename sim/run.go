@@ -307,6 +307,12 @@ func (r *run) play() (*Trace, error) {
 		return finish(""), err
 	}
 	setup := r.srv.Client(ClientSetup)
+	if r.info.SystemNamespaces {
+		if err := r.createSystemNamespaces(setup); err != nil {
+			r.stop(tr)
+			return finish(""), err
+		}
+	}
 	for i, raw := range r.plan.Objects {
 		if err := r.createObject(setup, raw); err != nil {
 			r.stop(tr)

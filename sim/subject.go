@@ -143,6 +143,14 @@ type SubjectInfo struct {
 	// delete, not in the same write. It needs Beside (a run without one is
 	// an error).
 	ExternalGC bool
+	// SystemNamespaces makes every run start with the Namespaces
+	// kube-apiserver creates at start-up (SystemNamespaces: default,
+	// kube-system, kube-public, kube-node-lease), created by the setup
+	// client before the plan's objects (one the plan creates itself is
+	// not created twice): an operator that reads its objects' Namespace
+	// finds it, as in a cluster. Off for the lab's own subjects, whose
+	// recorded runs and resourceVersions predate it.
+	SystemNamespaces bool
 	// Webhooks, optional, gives the run's server admission webhooks
 	// (admission.go): called once per run, before the plan's objects are
 	// created, with clients named ClientWebhooks and a context carrying

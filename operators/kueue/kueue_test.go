@@ -40,7 +40,10 @@ func TestKueue(t *testing.T) {
 // reconciler watches ClusterQueues, Namespaces and notifications of
 // Workload, ResourceFlavor, AdmissionCheck and Topology changes, not
 // LocalQueues, so the status keeps its last count until something else
-// reconciles the ClusterQueue (docs/real-operators.md, Q4). In the plan
+// reconciles the ClusterQueue (docs/real-operators.md, Q4). The plan's
+// Workload asks for 2 CPUs of ClusterQueue a's 1, so it stays pending (it
+// asked for 600m when the lab had no Namespace default, which kept every
+// Workload pending; with the system namespaces it would be admitted). In the plan
 // (operators' campaign, -rapid.seed=1, shrunk) the fault-free reference
 // ends with pendingWorkloads 1 for a queue that holds none; the faulted
 // run, whose restarted process reconciled the ClusterQueue after the
