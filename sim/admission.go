@@ -119,3 +119,12 @@ func (r *run) startWebhooks() error {
 		cfg.mutating, cfg.validating, strings.Join(router.Paths(), ", "))})
 	return nil
 }
+
+// admissionDenied reports whether err is an admission webhook's denial,
+// as kube-apiserver words it (k8s.io/apiserver's
+// pkg/admission/plugin/webhook/errors/statuserror.go: `admission webhook
+// "<name>" denied the request...`).
+func admissionDenied(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "admission webhook ") && strings.Contains(msg, " denied the request")
+}
