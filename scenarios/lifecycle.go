@@ -179,11 +179,8 @@ func hasFinalizers(obj json.RawMessage) bool {
 
 // kindOf reads an object's kind from its JSON ("" if none).
 func kindOf(obj json.RawMessage) string {
-	var m struct {
-		Kind string `json:"kind"`
-	}
-	_ = json.Unmarshal(obj, &m)
-	return m.Kind
+	h, _ := headOf(obj)
+	return h.Kind
 }
 
 // userObject returns the user's own JSON of the object of kind ns/name
@@ -191,21 +188,15 @@ func kindOf(obj json.RawMessage) string {
 // create step of a non-fault, non-controller actor that names it.
 func userObject(p *sim.Plan, kind, ns, name string, created time.Duration) json.RawMessage {
 	match := func(obj json.RawMessage) bool {
-		var m struct {
-			Kind     string `json:"kind"`
-			Metadata struct {
-				Name      string `json:"name"`
-				Namespace string `json:"namespace"`
-			} `json:"metadata"`
-		}
-		if json.Unmarshal(obj, &m) != nil {
+		h, ok := headOf(obj)
+		if !ok {
 			return false
 		}
-		objNS := m.Metadata.Namespace
+		objNS := h.Metadata.Namespace
 		if objNS == "" && ns == "default" {
 			objNS = ns
 		}
-		return m.Kind == kind && m.Metadata.Name == name && objNS == ns
+		return h.Kind == kind && h.Metadata.Name == name && objNS == ns
 	}
 	var out json.RawMessage
 	for _, o := range p.Objects {

@@ -286,7 +286,7 @@ func TestInformerSubjectsCrashedBeforeTheirFirstSyncLeaveNoGoroutineBehind(t *te
 // worker and a handler woken by one release record in the order the plan
 // decides, and a replay enforces it (make determinism: the built-in runs
 // with one delivery schedule but several record sets, all of this
-// subject's, went from 12 to 0). The DeltaFIFO subject's handlers run
+// subject's, went from 9 to 0). The DeltaFIFO subject's handlers run
 // under the FIFO's lock and take none; its workers' Gets do.
 func TestRealFIFOSubjectsHandlersWorkersAndCheckersTakeTurns(t *testing.T) {
 	tr := st.Run(t, gapPlan(RealFIFOName))
