@@ -19,15 +19,5 @@ func (rep *reporter) referenceOptions() invariants.ReferenceOptions {
 // Nothing is added when the oracle is off (-cachelab.reference=false), the
 // plan has no fault, or the run itself failed (its error says why).
 func (rep *reporter) judgeReference(r *lab.Result, run func(*sim.Plan) (*sim.Trace, error)) {
-	if !lab.ReferenceOn() || r.Trace == nil || r.Err != nil {
-		return
-	}
-	if r.Trace.Plan == nil {
-		r.Trace.Plan = r.Job.Plan
-	}
-	ref, faulty := lab.ReferencePlanOf(r.Trace)
-	if !faulty {
-		return
-	}
-	r.Verdicts = append(r.Verdicts, rep.refs.Verdict(r.Trace, ref, rep.referenceOptions(), run))
+	lab.JudgeReference(r, &rep.refs, rep.referenceOptions(), run)
 }

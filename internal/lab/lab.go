@@ -392,11 +392,8 @@ func runOne(t *testing.T, job Job, refs *ReferenceCache) *Result {
 		r.Verdicts = CheckTrace(r.Trace)
 		if judgedAsTestFor(p.Subject) {
 			r.Verdicts = append(r.Verdicts, HealthVerdicts(r.Trace)...)
-			if refs != nil && r.Err == nil && ReferenceOn() {
-				if ref, faulty := ReferencePlanOf(r.Trace); faulty {
-					run := func(p *sim.Plan) (*sim.Trace, error) { return RunPlan(t, p) }
-					r.Verdicts = append(r.Verdicts, refs.Verdict(r.Trace, ref, invariants.ReferenceOptions{}, run))
-				}
+			if refs != nil {
+				JudgeReference(r, refs, invariants.ReferenceOptions{}, func(p *sim.Plan) (*sim.Trace, error) { return RunPlan(t, p) })
 			}
 		}
 	}

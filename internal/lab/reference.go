@@ -611,3 +611,24 @@ func runAlternative(refPlan *sim.Plan, plan func(*sim.Plan) (*sim.Plan, bool), h
 // ReferenceOn reports whether the differential oracle is on
 // (-cachelab.reference, true unless turned off).
 func ReferenceOn() bool { return *referenceFlag }
+
+// JudgeReference adds the matches-reference verdict to r: it runs r's
+// plan without faults (with run, in a bubble of the caller's), or takes
+// the end state of those reference runs from refs, and compares the end
+// states. Nothing is added when the oracle is off (-cachelab.reference=false),
+// the plan has no fault, or the run itself failed (its error says why).
+// cachelabtest's Test and the command's batches (SetJudgedAsTest) judge
+// through it.
+func JudgeReference(r *Result, refs *ReferenceCache, opts invariants.ReferenceOptions, run func(*sim.Plan) (*sim.Trace, error)) {
+	if !ReferenceOn() || r.Trace == nil || r.Err != nil {
+		return
+	}
+	if r.Trace.Plan == nil {
+		r.Trace.Plan = r.Job.Plan
+	}
+	ref, faulty := ReferencePlanOf(r.Trace)
+	if !faulty {
+		return
+	}
+	r.Verdicts = append(r.Verdicts, refs.Verdict(r.Trace, ref, opts, run))
+}
