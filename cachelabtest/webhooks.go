@@ -385,21 +385,9 @@ func checkWebhookPaths(w fakeapi.Webhooks, handlers map[string]http.Handler) err
 		}
 		return nil
 	}
-	for _, c := range w.Mutating {
-		for _, h := range c.Webhooks {
-			if err := check("MutatingWebhookConfiguration", c.Name, h.Name, h.ClientConfig); err != nil {
-				return err
-			}
-		}
-	}
-	for _, c := range w.Validating {
-		for _, h := range c.Webhooks {
-			if err := check("ValidatingWebhookConfiguration", c.Name, h.Name, h.ClientConfig); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return eachWebhook(w, func(kind, cfg, name string, cc admissionregistrationv1.WebhookClientConfig, _ []admissionregistrationv1.RuleWithOperations) error {
+		return check(kind, cfg, name, cc)
+	})
 }
 
 // checkWebhookResources says which rule names a resource the server does
@@ -437,16 +425,25 @@ func checkWebhookResources(w fakeapi.Webhooks, env sim.Env) error {
 		}
 		return nil
 	}
+	return eachWebhook(w, func(kind, cfg, name string, _ admissionregistrationv1.WebhookClientConfig, rules []admissionregistrationv1.RuleWithOperations) error {
+		return check(kind, cfg, name, rules)
+	})
+}
+
+// eachWebhook calls f for every webhook of w, the mutating configurations'
+// first, with its configuration's kind and name, its client config and
+// its rules; the first error f returns ends the walk.
+func eachWebhook(w fakeapi.Webhooks, f func(kind, cfg, name string, cc admissionregistrationv1.WebhookClientConfig, rules []admissionregistrationv1.RuleWithOperations) error) error {
 	for _, c := range w.Mutating {
 		for _, h := range c.Webhooks {
-			if err := check("MutatingWebhookConfiguration", c.Name, h.Name, h.Rules); err != nil {
+			if err := f("MutatingWebhookConfiguration", c.Name, h.Name, h.ClientConfig, h.Rules); err != nil {
 				return err
 			}
 		}
 	}
 	for _, c := range w.Validating {
 		for _, h := range c.Webhooks {
-			if err := check("ValidatingWebhookConfiguration", c.Name, h.Name, h.Rules); err != nil {
+			if err := f("ValidatingWebhookConfiguration", c.Name, h.Name, h.ClientConfig, h.Rules); err != nil {
 				return err
 			}
 		}
