@@ -83,13 +83,11 @@ func (r *run) startWebhooks() error {
 	ctx, cancel := context.WithCancel(r.ctx)
 	defer cancel()
 	env, ctx := r.helperEnv(ctx, name)
-	done := make(chan struct{})
 	var err error
 	var cfg struct {
 		mutating, validating int
 	}
-	go func() {
-		defer close(done)
+	returned := r.callUntilDeadline(cancel, func() {
 		defer func() {
 			if x := recover(); x != nil {
 				err = fmt.Errorf("panicked: %v", x)
@@ -103,13 +101,8 @@ func (r *run) startWebhooks() error {
 		cfg.mutating, cfg.validating = len(w.Mutating), len(w.Validating)
 		w.Transport = fakehttp.NewPipe(router)
 		err = r.srv.SetWebhooks(w)
-	}()
-	r.pump(r.plan.Deadline.D(), done, false)
-	select {
-	case <-done:
-	default:
-		cancel()
-		r.pump(r.now(), done, true)
+	})
+	if !returned {
 		return fmt.Errorf("sim: subject %s: Webhooks did not return before the deadline %s", r.info.Name, r.plan.Deadline)
 	}
 	if err != nil {

@@ -35,18 +35,8 @@ func (r *run) startBeside() error {
 	ctx, cancel := context.WithCancel(r.ctx)
 	r.besideCancel = cancel
 	env, ctx := r.helperEnv(ctx, name)
-	started := make(chan struct{})
 	var err error
-	go func() {
-		defer close(started)
-		err = r.info.Beside(ctx, env)
-	}()
-	r.pump(r.plan.Deadline.D(), started, false)
-	select {
-	case <-started:
-	default:
-		cancel()
-		r.pump(r.now(), started, true)
+	if !r.callUntilDeadline(cancel, func() { err = r.info.Beside(ctx, env) }) {
 		return fmt.Errorf("sim: subject %s: Beside did not return before the deadline %s (it must return once its actors are started)", r.info.Name, r.plan.Deadline)
 	}
 	if err != nil {
@@ -73,4 +63,26 @@ func (r *run) helperEnv(ctx context.Context, name string) (Env, context.Context)
 		},
 	}
 	return env, klog.NewContext(ctx, newTraceLogger(r.rec, name))
+}
+
+// callUntilDeadline calls f on a goroutine of its own while the run loop
+// gives the requests it makes their turns, until f returns or the plan's
+// deadline passes; then it cancels (f's context), lets the run drain, and
+// returns false. Starting the subject, Beside and the webhooks' Setup go
+// through it.
+func (r *run) callUntilDeadline(cancel context.CancelFunc, f func()) bool {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	r.pump(r.plan.Deadline.D(), done, false)
+	select {
+	case <-done:
+		return true
+	default:
+		cancel()
+		r.pump(r.now(), done, true)
+		return false
+	}
 }

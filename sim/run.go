@@ -619,18 +619,8 @@ func (r *run) startSubject() error {
 	// Start runs on a goroutine of its own while the run loop gives the
 	// requests it makes their turns: a Start that waits for its caches
 	// to sync (as sample-controller's Run does) does not deadlock.
-	started := make(chan struct{})
 	var startErr error
-	go func() {
-		defer close(started)
-		startErr = subj.Start(ctx, env)
-	}()
-	r.pump(r.plan.Deadline.D(), started, false)
-	select {
-	case <-started:
-	default:
-		cancel()
-		r.pump(r.now(), started, true)
+	if !r.callUntilDeadline(cancel, func() { startErr = subj.Start(ctx, env) }) {
 		if over, _ := r.rec.overBudget(); over {
 			return fmt.Errorf("sim: subject %s: the trace reached its budget of %d records (plan.maxRecords) before Start returned", name, r.rec.limit)
 		}
