@@ -30,7 +30,7 @@ type known struct {
 func deleteRecreate(tr *sim.Trace, opts Options) Verdict {
 	const name = NameDeleteRecreate
 	inc := newIncarnations(tr)
-	srv := newServer(tr)
+	srv := opts.newServer(tr)
 	for _, r := range tr.Records {
 		if opts.stopped(r.Pos) {
 			return stoppedVerdict(name, r.Pos, len(tr.Records))

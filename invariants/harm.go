@@ -30,7 +30,7 @@ func noStaleHarm(tr *sim.Trace, opts Options) Verdict {
 	const name = NameNoStaleHarm
 	subj := subjectActors(tr)
 	proc := newProcesses(tr)
-	srv := newServer(tr)
+	srv := opts.newServer(tr)
 	owner := map[string]string{}                         // uid -> controller owner uid
 	keyOf := map[string]key{}                            // uid -> key
 	versions := map[string]map[int64]map[string]string{} // uid -> rv -> content
@@ -85,7 +85,7 @@ func noStaleHarm(tr *sim.Trace, opts Options) Verdict {
 			if versions[r.UID] == nil {
 				versions[r.UID] = map[int64]map[string]string{}
 			}
-			versions[r.UID][r.RV] = flatten(r.Object)
+			versions[r.UID][r.RV] = opts.flatten(tr, r)
 			srv.apply(r)
 		}
 		if r.Kind == sim.RecHandler && subj[r.Actor] && r.UID != "" && r.EventType != "DELETED" && r.RV > maxSeen[r.UID].RV {

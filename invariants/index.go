@@ -199,17 +199,62 @@ type server struct {
 	// createdAt is the position of each UID's first write.
 	createdAt map[string]int
 	rm        removals
+	// facts caches, by position, what apply reads from a write's JSON;
+	// servers replaying one trace may share it (syncIndex replays the
+	// trace once per flip judged). nil: no cache (a trace whose records'
+	// positions are not their indexes, as some tests write them).
+	facts map[int]writeFacts
+}
+
+// writeFacts is what a write's JSON says to the server replay: whether
+// the write takes the object off the server, and whether the object is
+// marked for deletion.
+type writeFacts struct {
+	removes, terminating bool
 }
 
 func newServer(tr *sim.Trace) *server {
+	return newServerWith(removalsOf(tr), nil)
+}
+
+// newServerWith returns an empty server replay with the trace's removals
+// and a cache of write facts, both shared with other replays of the trace.
+func newServerWith(rm removals, facts map[int]writeFacts) *server {
 	return &server{
-		rm:        removalsOf(tr),
+		rm:        rm,
+		facts:     facts,
 		live:      map[key]liveObject{},
 		lastWrite: map[string]int{},
 		keyOf:     map[string]key{},
 		removedAt: map[string]int{},
 		createdAt: map[string]int{},
 	}
+}
+
+// factsOf returns what write r's JSON says, parsed once per position.
+func (s *server) factsOf(r sim.Record) writeFacts {
+	if f, ok := s.facts[r.Pos]; ok {
+		return f
+	}
+	f := writeFacts{removes: s.rm.removes(r)}
+	if !f.removes {
+		f.terminating = terminating(r)
+	}
+	if s.facts != nil {
+		s.facts[r.Pos] = f
+	}
+	return f
+}
+
+// positionsAreIndexes reports whether every record's Pos is its index in
+// the trace (as the recorder writes them), so a position names one record.
+func positionsAreIndexes(tr *sim.Trace) bool {
+	for i, r := range tr.Records {
+		if r.Pos != i {
+			return false
+		}
+	}
+	return true
 }
 
 // apply applies one record; non-writes are ignored.
@@ -225,7 +270,8 @@ func (s *server) apply(r sim.Record) {
 		s.lastWrite[r.UID] = r.Pos
 		s.keyOf[r.UID] = k
 	}
-	if s.rm.removes(r) {
+	f := s.factsOf(r)
+	if f.removes {
 		if cur, ok := s.live[k]; ok && (r.UID == "" || cur.UID == r.UID) {
 			delete(s.live, k)
 		}
@@ -234,7 +280,7 @@ func (s *server) apply(r sim.Record) {
 		}
 		return
 	}
-	s.live[k] = liveObject{UID: r.UID, RV: r.RV, Pos: r.Pos, Terminating: terminating(r)}
+	s.live[k] = liveObject{UID: r.UID, RV: r.RV, Pos: r.Pos, Terminating: f.terminating}
 }
 
 // finalRecord returns the last RecFinal record, if any.

@@ -29,7 +29,7 @@ func noLostDeletes(tr *sim.Trace, opts Options) Verdict {
 	for _, o := range final.Objects {
 		onServer[o.UID] = true
 	}
-	srv := newServer(tr)
+	srv := opts.newServer(tr)
 	for _, r := range tr.Records {
 		if opts.stopped(r.Pos) {
 			return stoppedVerdict(name, r.Pos, len(tr.Records))

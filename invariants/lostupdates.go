@@ -80,7 +80,7 @@ func noLostUpdates(tr *sim.Trace, opts Options) Verdict {
 	const name = NameNoLostUpdates
 	subj := subjectActors(tr)
 	inc := newProcesses(tr) // a crashing process's last writes rest on what it saw
-	srv := newServer(tr)
+	srv := opts.newServer(tr)
 	current := map[string]map[string]string{} // uid -> flattened latest object
 	foreign := map[string][]foreignWrite{}    // uid -> writes by other actors
 	observed := map[string]int64{}            // uid -> highest RV the subject saw
@@ -122,7 +122,7 @@ func noLostUpdates(tr *sim.Trace, opts Options) Verdict {
 			if !isWrite(r) || r.UID == "" {
 				break
 			}
-			after := flatten(r.Object)
+			after := opts.flatten(tr, r)
 			before := current[r.UID]
 			switch {
 			case subj[r.Actor] && isUpdateVerb(r.Verb) && !isEventsResource(r.Resource):

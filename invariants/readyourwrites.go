@@ -166,7 +166,7 @@ func judgeReadYourWrites(tr *sim.Trace, naive bool, budget int, opts Options) (V
 	watched := map[string]int64{}             // resource -> highest RV a watch delivered to the subject
 	lastRead := map[string]sim.Record{}       // uid -> latest handler call (or delivery) of it to the subject
 	open := map[string][]openReconcile{}      // actor -> reconciles open
-	srv := newServer(tr)
+	srv := opts.newServer(tr)
 	idx := newOwnIndex()
 	judged := 0
 	see := func(uid string, rv int64) {
@@ -233,7 +233,7 @@ func judgeReadYourWrites(tr *sim.Trace, naive bool, budget int, opts Options) (V
 			if !isWrite(r) || r.UID == "" {
 				break
 			}
-			after := flatten(r.Object)
+			after := opts.flatten(tr, r)
 			before := current[r.UID]
 			k := recKey(r)
 			mine := subj[r.Actor] && !r.ByGC && !isEventsResource(r.Resource)

@@ -45,10 +45,12 @@ type Options struct {
 	// Stop, when closed, tells a check its judge's limit passed: the
 	// checks that take long on large traces (read-your-writes,
 	// no-lost-updates, no-stale-harm, no-lost-deletes, finalizers,
-	// delete-recreate, sync-soundness) look at it as they walk the trace
+	// delete-recreate) look at it as they walk the trace
 	// and give up with an Unknown verdict ("judging stopped"). Optional;
 	// nil: never stop.
 	Stop <-chan struct{}
+	// shared is the checks' cache for one trace (see Shared); nil: none.
+	shared *shared
 }
 
 // DefaultOptions returns the options Check uses.
@@ -164,8 +166,10 @@ func Lookup(name string) (Invariant, bool) {
 // shows to be unsound. SubjectInvariants are the ones a subject is judged by.
 func Check(tr *sim.Trace) []Verdict { return CheckWith(tr, Options{}) }
 
-// CheckWith runs every invariant on tr with opts.
+// CheckWith runs every invariant on tr with opts, sharing what one check
+// computes that another needs too (Options.Shared).
 func CheckWith(tr *sim.Trace, opts Options) []Verdict {
+	opts = opts.Shared()
 	invs := All()
 	out := make([]Verdict, 0, len(invs))
 	for _, inv := range invs {

@@ -70,8 +70,8 @@ func syncInvariant(signal string) Invariant {
 		Name:     NameSyncSoundnessPrefix + signal,
 		Summary:  fmt.Sprintf("%s %s", signal, summary),
 		Contract: contract,
-		check: func(tr *sim.Trace, _ Options) Verdict {
-			for _, rep := range SyncSoundness(tr) {
+		check: func(tr *sim.Trace, opts Options) Verdict {
+			for _, rep := range opts.syncSoundness(tr) {
 				if rep.Signal == signal {
 					return rep.Verdict()
 				}
@@ -174,11 +174,24 @@ type syncIndex struct {
 	listings map[string][]listing            // actor -> lists and watch starts
 	handles  map[string]map[string]bool      // actor/handler -> resources handled
 	watched  map[string]map[string]bool      // actor -> resources listed or watched or handled
+	// rm and facts are the server replays' removals and write facts,
+	// computed once for the trace rather than once per flip.
+	rm    removals
+	facts map[int]writeFacts
+	// prefix is the server replayed up to (not including) record index
+	// prefixNext: flips judged in order of position extend it, where
+	// each flip replayed the trace from its start.
+	prefix     *server
+	prefixNext int
 }
 
 func newSyncIndex(tr *sim.Trace) *syncIndex {
 	ix := &syncIndex{tr: tr, inc: newIncarnations(tr), byUID: map[string]map[string][]arrival{},
-		listings: map[string][]listing{}, handles: map[string]map[string]bool{}, watched: map[string]map[string]bool{}}
+		listings: map[string][]listing{}, handles: map[string]map[string]bool{}, watched: map[string]map[string]bool{},
+		rm: removalsOf(tr)}
+	if positionsAreIndexes(tr) {
+		ix.facts = map[int]writeFacts{}
+	}
 	add := func(actor, uid string, a arrival) {
 		m := ix.byUID[actor]
 		if m == nil {
@@ -383,8 +396,8 @@ func (ix *syncIndex) judge(f flip) (*requirement, time.Duration, bool) {
 		}
 	}
 	var reqs []requirement
-	srv := newServer(ix.tr)
 	if initialListSignal(f.signal) {
+		srv := newServerWith(ix.rm, ix.facts)
 		// State at each resource's initial list start, minus later removals.
 		stop := flipPos
 		for i := 0; i < len(ix.tr.Records) && ix.tr.Records[i].Pos < stop; i++ {
@@ -404,7 +417,7 @@ func (ix *syncIndex) judge(f flip) (*requirement, time.Duration, bool) {
 			if r.Pos >= flipPos {
 				break
 			}
-			if isWrite(r) && srv.rm.removes(r) {
+			if isWrite(r) && srv.factsOf(r).removes {
 				removedBeforeFlip[r.UID] = true
 			}
 		}
@@ -415,12 +428,7 @@ func (ix *syncIndex) judge(f flip) (*requirement, time.Duration, bool) {
 			}
 		}
 	} else {
-		for _, r := range ix.tr.Records {
-			if r.Pos >= flipPos {
-				break
-			}
-			srv.apply(r)
-		}
+		srv := ix.serverBefore(flipPos)
 		for _, k := range sortedKeys(srv.live) {
 			o := srv.live[k]
 			if inScope(k) {
@@ -452,6 +460,20 @@ func (ix *syncIndex) judge(f flip) (*requirement, time.Duration, bool) {
 		}
 	}
 	return nil, trueSync, true
+}
+
+// serverBefore returns the server's state replayed from the trace's start
+// up to the first record at or after flipPos. It is the index's own
+// replay, extended when flips come in order of position (started over
+// when one comes before the last): the caller only reads it.
+func (ix *syncIndex) serverBefore(flipPos int) *server {
+	if ix.prefix == nil || ix.prefixNext > 0 && ix.tr.Records[ix.prefixNext-1].Pos >= flipPos {
+		ix.prefix, ix.prefixNext = newServerWith(ix.rm, ix.facts), 0
+	}
+	for ; ix.prefixNext < len(ix.tr.Records) && ix.tr.Records[ix.prefixNext].Pos < flipPos; ix.prefixNext++ {
+		ix.prefix.apply(ix.tr.Records[ix.prefixNext])
+	}
+	return ix.prefix
 }
 
 // arrived reports when requirement q first reached what the flip's signal

@@ -40,8 +40,9 @@ func allChecks() []namedCheck {
 func checkWithin(tr *sim.Trace, checks []namedCheck, limit time.Duration) []invariants.Verdict {
 	if limit <= 0 {
 		out := make([]invariants.Verdict, 0, len(checks))
+		opts := invariants.Options{}.Shared()
 		for _, c := range checks {
-			out = append(out, c.check(tr, invariants.Options{}))
+			out = append(out, c.check(tr, opts))
 		}
 		return out
 	}
@@ -51,7 +52,7 @@ func checkWithin(tr *sim.Trace, checks []namedCheck, limit time.Duration) []inva
 		stop  bool
 		ended = make(chan struct{})
 		halt  = make(chan struct{})
-		opts  = invariants.Options{Stop: halt}
+		opts  = invariants.Options{Stop: halt}.Shared()
 	)
 	start := time.Now()
 	go func() {
