@@ -202,13 +202,13 @@ func RunInBubble(ctx context.Context, p *Plan) (*Trace, error) {
 
 // ReplayAttempts bounds how many times a run with a Schedule to follow is
 // started over when it cannot follow it (RunAttempts; Run and the lab's
-// runs go through it). What it cannot follow is
-// client-go's order within one batch (a WatchList's initial objects, a
-// relist's deletions), which comes from Go's randomized map iteration: a
-// small map of n objects is iterated from a random one of n starting
-// points, so one batch of n takes about n attempts, and two batches the
-// product. An attempt stops at the turn where it diverges, so a failed one
-// costs the run up to there.
+// runs go through it). What it cannot follow is client-go's order within
+// one batch (a WatchList's initial objects, a relist's deletions), and the
+// subject's own choice of the object it acts on (IsSubjectOrderDivergence),
+// which come from Go's randomized map iteration: a small map of n objects
+// is iterated from a random one of n starting points, so one batch of n
+// takes about n attempts, and two batches the product. An attempt stops at
+// the turn where it diverges, so a failed one costs the run up to there.
 var ReplayAttempts = 100
 
 // seedClientGo seeds math/rand's global source from the plan's seed.

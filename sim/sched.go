@@ -54,9 +54,14 @@ import (
 // handler. A WatchList's initial objects and a relist's deletions come out
 // of a Go map (reflector.go's temporary store, the FIFO's known objects),
 // in an order Go randomizes; a handler takes them one at a time, so only
-// the first is ever ready. A plan whose Schedule names another order than
-// the one a run got cannot be followed: the run is started over, up to
-// ReplayAttempts times, until the order recurs (see RunInBubble).
+// the first is ever ready. And which object the subject acts on, given the
+// same answers and events: a controller may pick it from a Go map of its
+// own (the Job controller deletes the first Pods of its lister's list,
+// which comes out of a map and is sorted with ties), so it asks about
+// another object (IsSubjectOrderDivergence). A plan whose Schedule names
+// another order than the one a run got cannot be followed: the run is
+// started over, up to ReplayAttempts times, until the order recurs (see
+// RunInBubble), and each attempt's divergence says which order it met.
 
 // tally counts the releases of one request base at one instant.
 type tally struct {
@@ -604,6 +609,9 @@ func (s *scheduler) divergenceLocked(n int, want, got string, now time.Duration)
 		_, object := splitEntry(want)
 		return fmt.Sprintf("at t=%s, turn %d: the schedule names %q, but client-go handed out %s before %s %s", now, n, want, got, object, mapOrderNote)
 	}
+	if others := s.otherObjectsLocked(want, now); len(others) > 0 {
+		return fmt.Sprintf("at t=%s, turn %d: the schedule names %q, but %s asked about %s instead %s", now, n, want, others[0], strings.Join(others[1:], ", "), subjectOrderNote)
+	}
 	var ready []string
 	for _, c := range s.pending {
 		if c.due <= now {
@@ -628,6 +636,88 @@ const mapOrderNote = "(its order within a batch: Go's map order)"
 // other divergence (the schedule names a turn that is not ready) is an
 // order the lab should have decided and did not.
 func IsMapOrderDivergence(d string) bool { return strings.Contains(d, mapOrderNote) }
+
+// subjectOrderNote ends the divergences at the subject's own choice of
+// object.
+const subjectOrderNote = "(which object it acts on is its own order, decided inside it from the same answers and events: a lister's Go map order, a sort with ties; not the lab's)"
+
+// IsSubjectOrderDivergence reports whether d (one of Trace.Divergences) is
+// the subject choosing another object to act on than the recorded run
+// did: the schedule names a request of the subject about one object, the
+// run gave the subject the same answers, events and turns up to there, and
+// the subject asked about another object of the same resource instead (it
+// never asked about the recorded one). Which object a controller acts on
+// is its own order: the Job controller deletes the first Pods of a list
+// its lister builds from a Go map, sorted with ties. No run decides it;
+// a replay starts over until the subject picks the same object again.
+func IsSubjectOrderDivergence(d string) bool { return strings.Contains(d, subjectOrderNote) }
+
+// otherObjectsLocked returns, when want is a request of a client that is
+// not the lab's own (labActor) about a named object that no waiting
+// ticket is for, the client followed by the
+// objects of the same resource (and namespace) its ready requests are
+// about instead, sorted; nil otherwise.
+func (s *scheduler) otherObjectsLocked(want string, now time.Duration) []string {
+	if !strings.HasPrefix(want, "req ") || slices.ContainsFunc(s.pending, func(c *ticket) bool { return c.key == want }) {
+		return nil
+	}
+	var client, object string
+	for _, c := range s.pending {
+		if c.verb != "" && c.client != "" && !labActor(c.client) {
+			if o, ok := requestObject(want, c.client); ok {
+				client, object = c.client, o
+				break
+			}
+		}
+	}
+	cut := strings.LastIndexByte(object, '/')
+	if cut <= 0 {
+		return nil
+	}
+	var others []string
+	for _, c := range s.pending {
+		if c.due > now || c.client != client || c.verb == "" {
+			continue
+		}
+		o, ok := requestObject(c.key, client)
+		if !ok || o == object || strings.LastIndexByte(o, '/') != cut || o[:cut] != object[:cut] {
+			continue
+		}
+		if !slices.Contains(others, o) {
+			others = append(others, o)
+		}
+	}
+	if len(others) == 0 {
+		return nil
+	}
+	slices.Sort(others)
+	return append([]string{client}, others...)
+}
+
+// labActor reports whether client is one of the lab's own actors, whose
+// order is the lab's: the kubelet, the competitor, the user's steps and
+// the run's own clients.
+func labActor(client string) bool {
+	switch client {
+	case clientKubelet, ClientCompetitor, ClientUser, ClientSetup, ClientSim:
+		return true
+	}
+	return false
+}
+
+// requestObject returns the object ("resource/namespace/name") of key, a
+// request's key ("req <client> <verb> <object> #n"), when it is client's.
+func requestObject(key, client string) (string, bool) {
+	rest, ok := strings.CutPrefix(key, "req "+client+" ")
+	if !ok {
+		return "", false
+	}
+	f := strings.Fields(rest)
+	if len(f) != 3 || !strings.HasPrefix(f[2], "#") {
+		return "", false
+	}
+	return f[1], true
+}
 
 // aborted returns why the run stopped at a divergence ("" if it did not).
 func (s *scheduler) aborted() string {

@@ -40,8 +40,9 @@ type Trace struct {
 	// Attempts is how many times the run was started to follow its
 	// plan's Schedule: a run that could not follow it (client-go handed
 	// a WatchList's objects or a relist's deletions to the handlers in
-	// another Go map order than the recorded run) is started over, up to
-	// ReplayAttempts times. 1 for a run without a Schedule.
+	// another Go map order than the recorded run, or the subject chose
+	// another object to act on: IsSubjectOrderDivergence) is started
+	// over, up to ReplayAttempts times. 1 for a run without a Schedule.
 	Attempts int `json:"attempts,omitempty"`
 	// Divergences says, for each attempt that could not follow the
 	// plan's Schedule, at which turn and why ("turn 12: the schedule

@@ -54,14 +54,21 @@ type Reproduction struct {
 	// deletions) in another order than the recorded run's
 	// (sim.IsMapOrderDivergence), and the replay started over.
 	MapOrder int
+	// SubjectOrder counts replays in which some attempt met the subject's
+	// own order: given the same answers and events, it chose another
+	// object to act on than the recorded run did
+	// (sim.IsSubjectOrderDivergence), and the replay started over.
+	SubjectOrder int
 	// NoMapOrder counts the other replays (that ran): no attempt met
-	// client-go's map order, so the first attempt is the lab's own order
-	// alone; NoMapOrderFirst counts those of them that followed the
-	// recorded run in their first attempt and reproduced the failed set.
+	// client-go's map order nor the subject's own order, so the first
+	// attempt is the lab's own order alone; NoMapOrderFirst counts those
+	// of them that followed the recorded run in their first attempt and
+	// reproduced the failed set.
 	NoMapOrder, NoMapOrderFirst int
 	// OtherDivergences counts replays with an attempt that could not follow
-	// the recorded run for another reason than client-go's map order (an
-	// order the lab decides, which it did not decide the same way).
+	// the recorded run for another reason than client-go's map order or
+	// the subject's own order (an order the lab decides, which it did not
+	// decide the same way).
 	OtherDivergences int
 }
 
@@ -105,9 +112,12 @@ func (r Reproduction) String() string {
 		if r.NotFollowed > 0 {
 			fmt.Fprintf(&b, "; %d replays could not follow the recorded run in %d attempts", r.NotFollowed, sim.ReplayAttempts)
 		}
+		if r.SubjectOrder > 0 {
+			fmt.Fprintf(&b, "; %d replays met the subject's own order (it chose other objects to act on than the recorded run, from the same answers and events; started over)", r.SubjectOrder)
+		}
 		fmt.Fprintf(&b, "; %d replays met client-go's map order (started over), of the other %d, %d reproduced the failed set in their first attempt", r.MapOrder, r.NoMapOrder, r.NoMapOrderFirst)
 		if r.OtherDivergences > 0 {
-			fmt.Fprintf(&b, "; %d replays diverged from the recorded run where client-go's map order does not explain it", r.OtherDivergences)
+			fmt.Fprintf(&b, "; %d replays diverged from the recorded run where neither client-go's map order nor the subject's own order explains it", r.OtherDivergences)
 		}
 	}
 	if r.Errors > 0 {
@@ -130,6 +140,7 @@ func (r *Reproduction) Add(label string, o Reproduction) {
 	r.FirstAttempt += o.FirstAttempt
 	r.NotFollowed += o.NotFollowed
 	r.MapOrder += o.MapOrder
+	r.SubjectOrder += o.SubjectOrder
 	r.NoMapOrder += o.NoMapOrder
 	r.NoMapOrderFirst += o.NoMapOrderFirst
 	r.OtherDivergences += o.OtherDivergences
@@ -184,21 +195,28 @@ func (r *Reproduction) Compare(recorded *sim.Trace, recordedVerdicts []invariant
 			r.FirstAttempt++
 		}
 	}
-	mapOrder, other := false, false
+	mapOrder, subjectOrder, other := false, false, false
 	for _, d := range replay.Trace.Divergences {
-		if sim.IsMapOrderDivergence(d) {
+		switch {
+		case sim.IsMapOrderDivergence(d):
 			mapOrder = true
-		} else {
+		case sim.IsSubjectOrderDivergence(d):
+			subjectOrder = true
+		default:
 			other = true
 		}
 	}
 	if other {
 		r.OtherDivergences++
 	}
+	if subjectOrder {
+		r.SubjectOrder++
+	}
 	sameFailed := slices.Equal(FailedInvariants(replay.Verdicts), r.Failed)
 	if mapOrder {
 		r.MapOrder++
-	} else {
+	}
+	if !mapOrder && !subjectOrder {
 		r.NoMapOrder++
 		if sameFailed && replay.Trace.Attempts <= 1 && !replay.Trace.Diverged {
 			r.NoMapOrderFirst++

@@ -252,6 +252,29 @@ func TestAReproductionTellsReplaysThatMetClientGosMapOrderFromTheOthers(t *testi
 	}
 }
 
+// A replay that started over because the subject chose another object to
+// act on (sim.IsSubjectOrderDivergence: the upstream Job controller's Pods
+// to delete come from its lister's Go map) is counted as such, not as a
+// divergence the lab should have decided, and the summary says so.
+func TestAReproductionCountsTheSubjectsOwnOrderApart(t *testing.T) {
+	recorded := &sim.Trace{Schedule: []string{"req x get pods #1"}, Attempts: 1}
+	failed := []invariants.Verdict{{Invariant: "matches-reference", Status: invariants.Fail}}
+	subject := "attempt 1: at t=8s, turn 42: the schedule names \"req upstream/job patch pods/default/a-bbbbc #1\", but upstream/job asked about pods/default/a-bbbbd, pods/default/a-bbbbf instead (which object it acts on is its own order, decided inside it from the same answers and events: a lister's Go map order, a sort with ties; not the lab's)"
+	if !sim.IsSubjectOrderDivergence(subject) {
+		t.Fatalf("sim does not tell its own subject-order divergence: %q", subject)
+	}
+	var rep lab.Reproduction
+	rep.Compare(recorded, failed, &lab.Result{Trace: &sim.Trace{Schedule: recorded.Schedule, Attempts: 4, Divergences: []string{subject, subject, subject}}, Verdicts: failed})
+	rep.Compare(recorded, failed, &lab.Result{Trace: &sim.Trace{Schedule: recorded.Schedule, Attempts: 1}, Verdicts: failed})
+	if rep.SubjectOrder != 1 || rep.OtherDivergences != 0 || rep.MapOrder != 0 || rep.NoMapOrder != 1 || rep.NoMapOrderFirst != 1 {
+		t.Fatalf("subject order %d, other divergences %d, map order %d, neither %d (first attempt reproduced %d); want 1, 0, 0, 1 (1)",
+			rep.SubjectOrder, rep.OtherDivergences, rep.MapOrder, rep.NoMapOrder, rep.NoMapOrderFirst)
+	}
+	if s := rep.String(); !strings.Contains(s, "1 replays met the subject's own order") {
+		t.Errorf("the summary does not say a replay met the subject's own order: %s", s)
+	}
+}
+
 // A run saved in a folder (a failing random plan's, by cachelabtest) is
 // followed by the same plan drawn again, also when the saved run was
 // itself a replay (its plan names the schedule it followed); another
