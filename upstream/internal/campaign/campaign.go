@@ -67,8 +67,11 @@ type row struct {
 // each subject, in turn, and prints per subject the plans run, the plans
 // failing each invariant and the CPU time to the first failure (also to
 // -upstream.table). With -cachelab.plan (a report's replay command) it runs
-// that plan once per subject and logs the verdicts. generator names the
-// plan generator's file in the table's heading.
+// that plan once per subject and logs the verdicts; with
+// -upstream.reproduce=N too, it replays the saved run N times against its
+// subject, following its recorded delivery schedule, and logs what
+// Reproduce measured. generator names the plan generator's file in the
+// table's heading.
 func Run(t *testing.T, generator string, subjects ...Subject) {
 	n := *plansFlag
 	replay := false
@@ -76,6 +79,10 @@ func Run(t *testing.T, generator string, subjects ...Subject) {
 		// A report's replay command: the saved plan, once per subject
 		// (its verdicts are logged; no table).
 		n, replay = 1, true
+	}
+	if replay && *reproduceFlag > 0 {
+		reproduceSaved(t, flag.Lookup("cachelab.plan").Value.String(), *reproduceFlag, subjects)
+		return
 	}
 	if n <= 0 {
 		t.Skip("give -upstream.plans=N (make upstream)")
