@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -111,6 +112,14 @@ type HuntReport struct {
 	Generated int
 	// CPU is the campaign's process CPU time (references included).
 	CPU time.Duration
+	// ReferenceRuns counts the workloads' fault-free reference runs (a
+	// workload run again without the user steps that failed in its first
+	// reference counts twice); JudgingRuns the other fault-free runs made
+	// to judge targeted plans: a plan's own reference when its user steps
+	// are not its workload's (a competitor's write added, a step that
+	// failed in its run left out), and matches-reference's late-start,
+	// settled and aligned runs.
+	ReferenceRuns, JudgingRuns int
 	// Lifecycle says what HuntOptions.DeriveLifecycle derived (the
 	// workload it came from and each step it added), or why it derived
 	// nothing.
@@ -142,8 +151,8 @@ func (r *HuntReport) First() *HuntRow {
 // verdict, shrunk plan, replay command; then the pruned perturbations by
 // reason.
 func (r *HuntReport) WriteTable(w io.Writer) {
-	fmt.Fprintf(w, "targeted campaign on %s: %d plans generated, %d run, %d failed, %d pruned; %s CPU\n",
-		r.Subject, r.Generated, len(r.Rows), len(r.Failures()), len(r.Pruned), r.CPU.Round(time.Millisecond))
+	fmt.Fprintf(w, "targeted campaign on %s: %d plans generated, %d run, %d failed, %d pruned; %d reference and %d judging runs (fault-free); %s CPU\n",
+		r.Subject, r.Generated, len(r.Rows), len(r.Failures()), len(r.Pruned), r.ReferenceRuns, r.JudgingRuns, r.CPU.Round(time.Millisecond))
 	var names []string
 	for _, ref := range r.References {
 		names = append(names, strings.TrimSuffix(ref.Job.Plan.Name, "-reference"))
@@ -240,6 +249,11 @@ func HuntPlans(host Host, workloads []*sim.Plan, opt HuntOptions) (*HuntReport, 
 			refCPU[r.Job.Plan] = fakeapibench.ProcessCPU() - start
 		})
 	}
+	rep.ReferenceRuns = len(refs)
+	refJobs, refs = withoutFailedSteps(host, refJobs, refs, opt, func(r *Result) {
+		refCPU[r.Job.Plan] = fakeapibench.ProcessCPU() - start
+		rep.ReferenceRuns++
+	})
 	rep.References = refs
 	var targeted []scenarios.Targeted
 	// ends[i] is workload i's reference end state (nil: not comparable),
@@ -295,6 +309,8 @@ func HuntPlans(host Host, workloads []*sim.Plan, opt HuntOptions) (*HuntReport, 
 		}
 	}
 	refs0 := &ReferenceCache{}
+	var judging atomic.Int64 // the judging runs (HuntReport.JudgingRuns)
+	defer func() { rep.JudgingRuns = int(judging.Load()) }()
 	replay := opt.Replay
 	if replay == nil {
 		replay = func(path string) string { return "cachelab replay " + path }
@@ -350,7 +366,7 @@ func HuntPlans(host Host, workloads []*sim.Plan, opt HuntOptions) (*HuntReport, 
 				pending = append(pending, pendingRef{res: r, tr: r.Trace, plan: refPlan})
 				return
 			}
-			r.Verdicts = append(r.Verdicts, refs0.Verdict(r.Trace, refPlan, invariants.ReferenceOptions{}, servedRun(host, refTraces[w], nil)))
+			r.Verdicts = append(r.Verdicts, refs0.Verdict(r.Trace, refPlan, invariants.ReferenceOptions{}, servedRun(host, refTraces[w], nil, &judging)))
 		}
 		results, _ := RunBatch(host, jobs, Options{Parallel: opt.Parallel, Out: opt.Out, Replay: replay, DropTraces: true, OnDone: judgeRef})
 		if len(pending) > 0 {
@@ -363,13 +379,14 @@ func HuntPlans(host Host, workloads []*sim.Plan, opt HuntOptions) (*HuntReport, 
 			// the plan it judges.
 			refCPU := map[*sim.Plan]time.Duration{}
 			prev := fakeapibench.ProcessCPU()
+			judging.Add(int64(len(rjobs)))
 			rres, _ := RunBatch(host, rjobs, Options{Parallel: opt.Parallel, OnDone: func(r *Result) {
 				now := fakeapibench.ProcessCPU()
 				refCPU[r.Job.Plan], prev = now-prev, now
 			}})
 			for i, p := range pending {
 				rr := rres[i]
-				p.res.Verdicts = append(p.res.Verdicts, refs0.Verdict(p.tr, p.plan, invariants.ReferenceOptions{}, servedRun(host, rr.Trace, rr.Err)))
+				p.res.Verdicts = append(p.res.Verdicts, refs0.Verdict(p.tr, p.plan, invariants.ReferenceOptions{}, servedRun(host, rr.Trace, rr.Err, &judging)))
 				done[p.res.Job.Plan] += refCPU[rjobs[i].Plan]
 			}
 		}
@@ -413,6 +430,58 @@ func HuntPlans(host Host, workloads []*sim.Plan, opt HuntOptions) (*HuntReport, 
 	return rep, nil
 }
 
+// withoutFailedSteps runs again, once, the reference of each workload whose
+// fault-free run had user steps fail with nothing written (a create of an
+// object that exists, a patch of one already gone: random workloads draw
+// such steps), without those steps: the workload as it happens, the plan
+// its targeted plans perturb. Their runs then leave out no step the
+// reference kept, and the workload's reference run is theirs (served, not
+// run again); a targeted plan whose perturbation makes another step fail
+// still gets a reference of its own. A workload whose run without them
+// fails a step again, or fails to run, keeps its first reference; with
+// StopAtFirst and a reference that fails alone, nothing is run again (the
+// campaign stops there).
+func withoutFailedSteps(host Host, refJobs []Job, refs []*Result, opt HuntOptions, done func(*Result)) ([]Job, []*Result) {
+	if opt.StopAtFirst && slices.ContainsFunc(refs, func(r *Result) bool { v, _, _ := judgeHunt(r); return v != "pass" }) {
+		return refJobs, refs // the campaign stops at that reference
+	}
+	var again []Job
+	var at []int
+	for i, r := range refs {
+		if r.Err != nil || r.Trace == nil {
+			continue
+		}
+		if r.Trace.Plan == nil {
+			r.Trace.Plan = refJobs[i].Plan
+		}
+		if len(FailedSteps(r.Trace)) == 0 {
+			continue
+		}
+		p, _ := ReferencePlanOf(r.Trace)
+		p.Name = refJobs[i].Plan.Name
+		again = append(again, NewJob(p, nil))
+		at = append(at, i)
+	}
+	if len(again) == 0 {
+		return refJobs, refs
+	}
+	res, _ := RunBatch(host, again, Options{Parallel: opt.Parallel, OnDone: done})
+	refJobs, refs = slices.Clone(refJobs), slices.Clone(refs)
+	for j, r := range res {
+		if r.Err != nil || r.Trace == nil {
+			continue
+		}
+		if r.Trace.Plan == nil {
+			r.Trace.Plan = again[j].Plan
+		}
+		if len(FailedSteps(r.Trace)) > 0 {
+			continue
+		}
+		refJobs[at[j]], refs[at[j]] = again[j], r
+	}
+	return refJobs, refs
+}
+
 // deriveLifecycle derives the campaign's lifecycle workload
 // (HuntOptions.DeriveLifecycle) from the first workload whose reference
 // run shows a main object, runs its reference, and returns the reference
@@ -452,11 +521,12 @@ func deriveLifecycle(host Host, rep *HuntReport, refJobs []Job, refs []*Result, 
 // reference again, and a plan that ends as a controller started after the
 // user's last step failed matches-reference in a campaign while Test
 // passed it.
-func servedRun(host Host, ref *sim.Trace, err error) func(*sim.Plan) (*sim.Trace, error) {
+func servedRun(host Host, ref *sim.Trace, err error, runs *atomic.Int64) func(*sim.Plan) (*sim.Trace, error) {
 	return func(p *sim.Plan) (*sim.Trace, error) {
 		if ref == nil || ref.Plan == nil || reflect.DeepEqual(p.Steps, ref.Plan.Steps) {
 			return ref, err
 		}
+		runs.Add(1)
 		res, _ := RunBatch(host, []Job{NewJob(p.Clone(), nil)}, Options{Sequential: true, DropTraces: false})
 		return res[0].Trace, res[0].Err
 	}

@@ -284,3 +284,41 @@ func TestHuntOrderRunsARecreateBehindARelistFirst(t *testing.T) {
 		t.Errorf("order %v, want %v", got, want)
 	}
 }
+
+// A workload step that fails in its fault-free run with nothing written
+// (interleavedWorkload's patch of a Bellerophon that does not exist; random
+// workloads draw such steps: a create of an object that exists) is left out
+// of the workload once, its reference run again without it: the targeted
+// plans perturb the workload as it happens, and their reference is the
+// workload's, served. Before, each targeted plan left the step out of its
+// own reference and ran that reference: one fault-free run per plan (random
+// workload 1 of seed 1: each of its plans cost two runs).
+func TestHuntLeavesAWorkloadsFailingStepOutOnceNotOncePerPlan(t *testing.T) {
+	w := interleavedWorkload("bellerophon")
+	rep, err := lab.HuntPlans(lab.TestHost(t), []*sim.Plan{w},
+		lab.HuntOptions{Parallel: 1, Classes: []string{scenarios.ClassRequest, scenarios.ClassIntermediate}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Rows) < 2 {
+		t.Fatalf("want several targeted plans, got %d (pruned %+v)", len(rep.Rows), rep.Pruned)
+	}
+	ghost := func(p *sim.Plan) bool {
+		return slices.ContainsFunc(p.Steps, func(s sim.Step) bool { return s.Name == "ghost" })
+	}
+	if ref := rep.References[0].Job.Plan; ghost(ref) || rep.ReferenceRuns != 2 {
+		t.Errorf("the workload's reference: ghost step kept %v, %d reference runs; want it left out, 2 runs (the first, then without it)", ghost(ref), rep.ReferenceRuns)
+	}
+	for _, r := range rep.Rows {
+		if ghost(r.Plan) {
+			t.Errorf("#%d %s: the plan keeps the step that fails in every run", r.Index, r.Perturbation)
+		}
+		if r.Verdict != "pass" {
+			t.Errorf("#%d %s: the correct Bellerophon %s %v %v %s", r.Index, r.Perturbation, r.Verdict, r.Failed, r.Reasons, r.Err)
+		}
+	}
+	if rep.JudgingRuns >= len(rep.Rows) {
+		t.Errorf("%d fault-free judging runs for %d targeted plans: each plan ran a reference of its own", rep.JudgingRuns, len(rep.Rows))
+	}
+	t.Logf("%d plans, %d reference runs, %d judging runs", len(rep.Rows), rep.ReferenceRuns, rep.JudgingRuns)
+}
