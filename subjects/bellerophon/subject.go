@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sort"
 	"strconv"
 	"strings"
@@ -112,6 +113,47 @@ type Subject struct {
 	mu sync.Mutex
 	// c is the controller of the current process start.
 	c *Controller
+
+	// decoded is what Desired decoded at its last call: the recorder asks
+	// after every write, and all objects but the one written are the same
+	// bytes as the last time.
+	decoded decodeCache
+}
+
+// decodeCache keeps, by resource and JSON, the objects one call decoded,
+// for the next: at most the objects of the last call (maps per call).
+type decodeCache struct {
+	mu   sync.Mutex
+	last map[schema.GroupVersionResource]map[string]any
+}
+
+// decoder returns a decode function for one call that takes what the last
+// call decoded from the same resource and bytes, and done, which keeps
+// this call's objects for the next. The objects returned are shared
+// between calls: read them only.
+func (c *decodeCache) decoder() (decode func(res schema.GroupVersionResource, raw []byte, into any) (any, error), done func()) {
+	c.mu.Lock()
+	next := map[schema.GroupVersionResource]map[string]any{}
+	decode = func(res schema.GroupVersionResource, raw []byte, into any) (any, error) {
+		keep := next[res]
+		if keep == nil {
+			keep = map[string]any{}
+			next[res] = keep
+		}
+		if v, ok := c.last[res][string(raw)]; ok {
+			keep[string(raw)] = v
+			return v, nil
+		}
+		if err := json.Unmarshal(raw, into); err != nil {
+			return nil, err
+		}
+		keep[string(raw)] = into
+		return into, nil
+	}
+	return decode, func() {
+		c.last = next
+		c.mu.Unlock()
+	}
 }
 
 var (
@@ -176,34 +218,45 @@ func (s *Subject) SnapshotCaches() []sim.CacheSnapshot {
 // Pod or ConfigMap is controlled by a Bellerophon that no longer exists;
 // no Bellerophon with the finalizer is left terminating.
 func (s *Subject) Desired(objs []sim.ServerObject) (bool, string) {
-	return Desired(objs)
+	decode, done := s.decoded.decoder()
+	defer done()
+	return desired(objs, decode)
 }
 
 // Desired is Subject.Desired as a function.
 func Desired(objs []sim.ServerObject) (bool, string) {
+	return desired(objs, func(_ schema.GroupVersionResource, raw []byte, into any) (any, error) {
+		return into, json.Unmarshal(raw, into)
+	})
+}
+
+// desired is Desired with the objects decoded by decode (which decodes raw
+// into into, or returns an object it decoded from the same resource and
+// bytes before).
+func desired(objs []sim.ServerObject, decode func(res schema.GroupVersionResource, raw []byte, into any) (any, error)) (bool, string) {
 	var bphs []*v1alpha1.Bellerophon
 	var pods []*corev1.Pod
 	var cms []*corev1.ConfigMap
 	for _, o := range objs {
 		switch {
 		case o.Resource == v1alpha1.Resource:
-			b := &v1alpha1.Bellerophon{}
-			if err := json.Unmarshal(o.Object, b); err != nil {
+			b, err := decode(o.Resource, o.Object, &v1alpha1.Bellerophon{})
+			if err != nil {
 				return false, fmt.Sprintf("a Bellerophon does not decode: %v", err)
 			}
-			bphs = append(bphs, b)
+			bphs = append(bphs, b.(*v1alpha1.Bellerophon))
 		case o.Resource == podsGVR:
-			p := &corev1.Pod{}
-			if err := json.Unmarshal(o.Object, p); err != nil {
+			p, err := decode(o.Resource, o.Object, &corev1.Pod{})
+			if err != nil {
 				return false, fmt.Sprintf("a Pod does not decode: %v", err)
 			}
-			pods = append(pods, p)
+			pods = append(pods, p.(*corev1.Pod))
 		case o.Resource == configMapsGVR:
-			cm := &corev1.ConfigMap{}
-			if err := json.Unmarshal(o.Object, cm); err != nil {
+			cm, err := decode(o.Resource, o.Object, &corev1.ConfigMap{})
+			if err != nil {
 				return false, fmt.Sprintf("a ConfigMap does not decode: %v", err)
 			}
-			cms = append(cms, cm)
+			cms = append(cms, cm.(*corev1.ConfigMap))
 		}
 	}
 	sort.Slice(bphs, func(i, j int) bool {

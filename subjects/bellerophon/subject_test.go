@@ -3,6 +3,7 @@ package bellerophon
 import (
 	"encoding/json"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -151,5 +152,46 @@ func TestCRDCarriesTheManifestSchema(t *testing.T) {
 	}
 	if _, found, _ := unstructured.NestedMap(c.OpenAPIV3Schema, "properties", "spec", "properties", "replicas"); !found {
 		t.Errorf("schema %v lacks spec.replicas", c.OpenAPIV3Schema)
+	}
+}
+
+// Subject.Desired keeps what it decoded for its next call (the recorder
+// asks after every write, and all objects but the written one are the same
+// bytes): one Subject asked of a sequence of worlds, each differing from
+// the last in one object, answers each as Desired does from scratch; the
+// same bytes under two resources are decoded as each resource's object.
+func TestSubjectDesiredAnswersAsDesiredAcrossCalls(t *testing.T) {
+	s := NewSubject(Options{})
+	var worlds [][]sim.ServerObject
+	w, b := converged()
+	worlds = append(worlds, w.objs)
+	for _, mutate := range []func(b *v1alpha1.Bellerophon){
+		func(b *v1alpha1.Bellerophon) { b.Status.ObservedGeneration = 1 },
+		func(b *v1alpha1.Bellerophon) { b.Spec.Version = "2" },
+		func(b *v1alpha1.Bellerophon) {},
+		func(b *v1alpha1.Bellerophon) { b.Finalizers = nil },
+	} {
+		m := b.DeepCopy()
+		mutate(m)
+		next := &world{objs: append([]sim.ServerObject(nil), w.objs[1:]...)}
+		next.add(v1alpha1.Resource, m)
+		worlds = append(worlds, next.objs)
+	}
+	worlds = append(worlds, w.objs)
+	// A ConfigMap's bytes also stored as a Pod's: decoded as a Pod there.
+	twice := append([]sim.ServerObject(nil), w.objs...)
+	twice = append(twice, sim.ServerObject{Resource: podsGVR, Object: w.objs[len(w.objs)-1].Object})
+	worlds = append(worlds, twice, w.objs)
+	var answers []bool
+	for i, objs := range worlds {
+		ok, why := s.Desired(objs)
+		wantOK, wantWhy := Desired(objs)
+		if ok != wantOK || why != wantWhy {
+			t.Errorf("world %d: Subject.Desired = %v %q, Desired = %v %q", i, ok, why, wantOK, wantWhy)
+		}
+		answers = append(answers, ok)
+	}
+	if !slices.Contains(answers, true) || !slices.Contains(answers, false) {
+		t.Errorf("answers %v: want worlds that hold and worlds that do not", answers)
 	}
 }
