@@ -122,6 +122,12 @@ type RequestInfo struct {
 	// object sent (its optimistic-concurrency precondition; "" for an
 	// unconditional update).
 	Precondition string
+	// Body, for a create, update or patch, returns what the request sends
+	// (the object as JSON, or the patch), encoded when called. Requests
+	// that are otherwise alike (creates with generateName by several
+	// goroutines at once) differ only in it: a scheduler orders them by it
+	// rather than by which goroutine came first. nil for other requests.
+	Body func() []byte
 }
 
 // RequestFault is a hook's decision about one request. The zero value serves

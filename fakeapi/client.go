@@ -2,6 +2,7 @@ package fakeapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -182,6 +183,21 @@ func (c *Client) request(verb string, gvr schema.GroupVersionResource, sub, ns, 
 	return RequestInfo{Client: c.name, Verb: verb, Resource: gvr, Subresource: sub, Namespace: ns, Name: name}
 }
 
+// objectBody returns RequestInfo.Body for a request that sends obj: its
+// JSON, nil when obj is nil or does not encode.
+func objectBody(obj runtime.Object) func() []byte {
+	return func() []byte {
+		if obj == nil {
+			return nil
+		}
+		b, err := json.Marshal(obj)
+		if err != nil {
+			return nil
+		}
+		return b
+	}
+}
+
 func objectName(obj runtime.Object) string {
 	if obj == nil {
 		return ""
@@ -200,6 +216,7 @@ func badObject(verb string, gvr schema.GroupVersionResource) error {
 // Create creates obj (typed or *unstructured.Unstructured) in namespace ns.
 func (c *Client) Create(ctx context.Context, gvr schema.GroupVersionResource, ns string, obj runtime.Object, opts metav1.CreateOptions) (runtime.Object, error) {
 	req := c.request("create", gvr, "", ns, objectName(obj))
+	req.Body = objectBody(obj)
 	return c.write(ctx, req, http.StatusCreated, func(st *store.Store) (runtime.Object, []store.Event, error) {
 		if obj == nil {
 			return nil, nil, badObject("create", gvr)
@@ -278,6 +295,7 @@ func (c *Client) UpdateStatus(ctx context.Context, gvr schema.GroupVersionResour
 
 func (c *Client) update(ctx context.Context, gvr schema.GroupVersionResource, ns string, obj runtime.Object, opts metav1.UpdateOptions, sub string) (runtime.Object, error) {
 	req := c.request("update", gvr, sub, ns, objectName(obj))
+	req.Body = objectBody(obj)
 	if m, err := meta.Accessor(obj); err == nil && obj != nil {
 		req.Precondition = m.GetResourceVersion()
 	}
@@ -298,6 +316,7 @@ func (c *Client) update(ctx context.Context, gvr schema.GroupVersionResource, ns
 func (c *Client) Patch(ctx context.Context, gvr schema.GroupVersionResource, ns, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (runtime.Object, error) {
 	sub := strings.Join(subresources, "/")
 	req := c.request("patch", gvr, sub, ns, name)
+	req.Body = func() []byte { return data }
 	return c.write(ctx, req, http.StatusOK, func(st *store.Store) (runtime.Object, []store.Event, error) {
 		return st.Patch(gvr, ns, name, pt, data, opts, sub)
 	})

@@ -647,6 +647,7 @@ func (r *run) crash(detail string) {
 		return
 	}
 	r.rec.record(Record{Kind: RecCrash, Actor: r.info.Name, Detail: detail})
+	r.sched.settle()
 	r.subjCancel()
 	r.sched.failClient(r.info.Name)
 	synctest.Wait()

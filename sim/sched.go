@@ -97,6 +97,15 @@ type ticket struct {
 	object string
 	// ent is entry(), built with key when object is set.
 	ent string
+	// A request's ticket is numbered (its key set, its latency drawn)
+	// only when the run loop next decides (keyPendingLocked): at is when
+	// it was asked for, cost draws its latency from its key, body returns
+	// what it sends (fakeapi.RequestInfo.Body), digest is body's digest
+	// once needed.
+	at     time.Duration
+	cost   func(key string) time.Duration
+	body   func() []byte
+	digest string
 }
 
 // entry is t as the delivery schedule writes it: its key, and for a turn
@@ -137,6 +146,9 @@ type scheduler struct {
 	listening atomic.Bool
 	turns     int
 	counts    map[string]int
+	// unkeyed counts the waiting requests not yet numbered (see
+	// enqueueRequest).
+	unkeyed int
 	// turnBases are the subject turns' bases ("turn <actor> <what>") and
 	// their counts, by actor and what, built once: a run asks for hundreds
 	// of turns (676 of the standard scenario's 1,019 releases).
@@ -280,6 +292,87 @@ func (s *scheduler) enqueueTicket(t *ticket, cost func(key string) time.Duration
 	return t
 }
 
+// enqueueRequest adds a request's ticket (base, label, client, verb, at,
+// cost and body set) without numbering it: requests alike but for what
+// they send (creates with generateName from several goroutines) reach the
+// scheduler in whatever order Go runs their goroutines, so the n-th such
+// request is decided when the run loop next looks, every goroutine then
+// blocked, by what each sends (keyPendingLocked). nil if the scheduler has
+// closed.
+func (s *scheduler) enqueueRequest(t *ticket) *ticket {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	t.due, t.turn, t.ch = t.at, s.turns, make(chan struct{})
+	s.pending = append(s.pending, t)
+	s.unkeyed++
+	s.mu.Unlock()
+	s.wake()
+	return t
+}
+
+// keyPendingLocked numbers the waiting requests not yet numbered
+// (enqueueRequest): by the time they were asked for, then by base, then by
+// the digest of what they send, so that requests alike but for their
+// content get the same ordinals, latencies and fault draws in every run;
+// requests that send the same thing keep the order they came in, which
+// nothing can tell apart. Then each gets its key, its latency (cost) and
+// its place in the exploration's log.
+func (s *scheduler) keyPendingLocked() {
+	if s.unkeyed == 0 {
+		return
+	}
+	lazy := make([]*ticket, 0, s.unkeyed)
+	for _, t := range s.pending {
+		if t.key == "" {
+			lazy = append(lazy, t)
+		}
+	}
+	s.unkeyed = 0
+	if len(lazy) > 1 {
+		slices.SortStableFunc(lazy, func(a, b *ticket) int {
+			if c := cmp.Compare(a.at, b.at); c != 0 {
+				return c
+			}
+			if c := strings.Compare(a.base, b.base); c != 0 {
+				return c
+			}
+			return strings.Compare(a.contentDigest(), b.contentDigest())
+		})
+	}
+	for _, t := range lazy {
+		n := s.counts[t.base] + 1
+		s.counts[t.base] = n
+		s.keyLocked(t, n)
+		if t.cost != nil {
+			t.due = t.at + t.cost(t.key)
+		}
+		s.logLocked(t)
+	}
+}
+
+// settle numbers the waiting requests (keyPendingLocked) before the run
+// loop takes some of them away (a crash fails its process's requests, and
+// their goroutines withdraw them as their context ends): those requests
+// keep the numbers they would have had, whichever of the two comes first.
+func (s *scheduler) settle() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.keyPendingLocked()
+}
+
+// contentDigest returns the digest of what t's request sends ("" for
+// none), computed once.
+func (t *ticket) contentDigest() string {
+	if t.digest == "" && t.body != nil {
+		sum := sha256.Sum256(t.body())
+		t.digest = hex.EncodeToString(sum[:8])
+	}
+	return t.digest
+}
+
 // keyLocked sets t's key (t.base, " #" and n) and, for a turn about an
 // object, its entry (the key, " @" and the object; the key is its prefix).
 // They are written into the arena, a block of a few kilobytes the keys of
@@ -348,7 +441,7 @@ func (s *scheduler) awaitRequest(ctx context.Context, req fakeapi.RequestInfo, c
 		return nil
 	}
 	base, label := requestKey(req)
-	t := s.enqueue(base, label, req.Client, req.Verb, s.now(), cost)
+	t := s.enqueueRequest(&ticket{base: base, label: label, client: req.Client, verb: req.Verb, at: s.now(), cost: cost, body: req.Body})
 	if t == nil {
 		return errSchedulerClosed
 	}
@@ -509,6 +602,7 @@ func less(a, b *ticket) int {
 func (s *scheduler) nextDue() time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.keyPendingLocked()
 	next := time.Duration(-1)
 	for _, t := range s.pending {
 		if next < 0 || t.due < next {
@@ -522,6 +616,7 @@ func (s *scheduler) nextDue() time.Duration {
 func (s *scheduler) next(now time.Duration) *ticket {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.keyPendingLocked()
 	if s.abortOnDivergence && s.diverged >= 0 {
 		return nil
 	}
@@ -903,6 +998,7 @@ func (s *scheduler) choicePoints() []ChoicePoint {
 func (s *scheduler) ticketLog() ([]ticketInfo, []int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.keyPendingLocked()
 	return slices.Clone(s.tickets), slices.Clone(s.disturbed)
 }
 
