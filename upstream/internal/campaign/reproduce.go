@@ -53,9 +53,23 @@ func Reproduce(t *testing.T, c cachelabtest.Controller, dir string, n int) (*Rep
 	if in.Plan.Subject != c.Name {
 		return nil, fmt.Errorf("%s is a run of %s, not of %s", dir, in.Plan.Subject, c.Name)
 	}
-	recorded, err := readVerdicts(filepath.Join(dir, lab.VerdictsFile))
+	saved, err := readVerdicts(filepath.Join(dir, lab.VerdictsFile))
 	if err != nil {
 		return nil, err
+	}
+	// The recorded trace judged again, as the replays are, and the saved
+	// verdicts that judging the trace alone does not give (matches-reference
+	// and the health verdicts): verdicts.json writes a measurement's status
+	// in words ("sound"), which a replay's judging does not.
+	recorded := lab.CheckTrace(in.Recorded)
+	have := map[string]bool{}
+	for _, v := range recorded {
+		have[v.Invariant] = true
+	}
+	for _, v := range saved {
+		if !have[v.Invariant] {
+			recorded = append(recorded, v)
+		}
 	}
 	if err := cachelabtest.Register(c); err != nil {
 		return nil, err
