@@ -544,7 +544,7 @@ func replayCmd(env *Env, args []string) int {
 		} else {
 			fmt.Fprintf(w, "fault schedule DIFFERS from %s: %s\n", in.RecordedPath, desc)
 		}
-		if diffs := lab.VerdictDiff(in.Recorded, r.Verdicts); len(diffs) > 0 {
+		if diffs := lab.DiffVerdicts(rep.RecordedVerdicts, r.Verdicts); len(diffs) > 0 {
 			fmt.Fprintf(w, "verdicts or measurements differ from the recorded run:\n")
 			for _, d := range diffs {
 				fmt.Fprintf(w, "  %s\n", d)

@@ -1,9 +1,13 @@
 package lab
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"testing"
 
 	"github.com/cachelab/cachelab/invariants"
 	"github.com/cachelab/cachelab/sim"
@@ -70,6 +74,11 @@ type Reproduction struct {
 	// the subject's own order (an order the lab decides, which it did not
 	// decide the same way).
 	OtherDivergences int
+	// RecordedVerdicts are the recorded run's verdicts as Reproduce
+	// judged them to compare (RecordedVerdicts' doc in Reproduce): the
+	// trace's invariants, and for a subject judged as Test judges it the
+	// health verdicts and matches-reference. Add leaves them as they are.
+	RecordedVerdicts []invariants.Verdict
 }
 
 // AttemptStats returns the median and the largest number of attempts per
@@ -250,6 +259,15 @@ func (r *Reproduction) Compare(recorded *sim.Trace, recordedVerdicts []invariant
 // Reproduce replays in.Plan n times under host, one at a time, and
 // compares each replay with in.Recorded (which must be set). The replays
 // write no files. Results are returned too, the last one first to keep.
+//
+// The replays are judged as the recorded run was (RecordedVerdicts): by
+// the invariants, and for a subject judged as Test judges it
+// (SetJudgedAsTest: cachelabtest's controllers) by the health verdicts
+// and matches-reference too, against the fault-free reference runs,
+// which the replays share. The recorded run's matches-reference is the
+// one its verdicts.json beside the trace saved; without that file it is
+// judged again here (the reference run is the replays', so it costs no
+// run more).
 func Reproduce(host Host, in *Input, n int) (Reproduction, []*Result, error) {
 	if in.Recorded == nil {
 		return Reproduction{}, nil, fmt.Errorf("no recorded run to compare with: give the trace.jsonl of a run (or a plan.json with its trace.jsonl beside it)")
@@ -264,14 +282,100 @@ func Reproduce(host Host, in *Input, n int) (Reproduction, []*Result, error) {
 		jobs[i] = NewJob(p, sc)
 		jobs[i].ID = fmt.Sprintf("%s/replay-%d", jobs[i].ID, i+1)
 	}
-	results, hostOut := RunBatch(host, jobs, Options{Sequential: true})
-	recordedVerdicts := CheckTrace(in.Recorded)
-	var rep Reproduction
+	asTest := judgedAsTestFor(p.Subject)
+	recordedVerdicts, savedRef := recordedVerdicts(in, asTest)
+	var refs *ReferenceCache
+	if asTest {
+		refs = &ReferenceCache{}
+	}
+	results := make([]*Result, n)
+	ok, hostOut := host(func(t *testing.T) {
+		for i, job := range jobs {
+			t.Run(job.ID, func(t *testing.T) { results[i] = runOne(t, job, refs) })
+		}
+		if asTest && !savedRef {
+			// The recorded run's own matches-reference, judged as the
+			// replays' were (its reference run is in refs by now).
+			t.Run("recorded-run", func(t *testing.T) {
+				r := &Result{Job: NewJob(in.Plan, nil), Trace: in.Recorded}
+				JudgeReference(r, refs, invariants.ReferenceOptions{}, func(p *sim.Plan) (*sim.Trace, error) { return RunPlan(t, p) })
+				recordedVerdicts = append(recordedVerdicts, r.Verdicts...)
+			})
+		}
+	})
+	for i, r := range results {
+		if r == nil {
+			results[i] = &Result{Job: jobs[i], Err: fmt.Errorf("the run did not finish (see the testing output)")}
+		}
+	}
+	rep := Reproduction{RecordedVerdicts: recordedVerdicts}
 	for _, res := range results {
 		rep.Compare(in.Recorded, recordedVerdicts, res)
 	}
-	if hostOut != "" {
+	if !ok && hostOut != "" {
 		return rep, results, fmt.Errorf("the testing framework reported failures:\n%s", hostOut)
 	}
 	return rep, results, nil
+}
+
+// recordedVerdicts returns the recorded run's verdicts as a replay of it
+// is judged: its trace judged again by the invariants (checks are pure
+// functions of the trace), and when asTest (a subject judged as Test
+// judges it) by the health verdicts, plus the matches-reference verdict
+// that the run's verdicts.json, beside its trace, saved. savedRef reports
+// whether that file gave one (else the caller judges it again).
+func recordedVerdicts(in *Input, asTest bool) (vs []invariants.Verdict, savedRef bool) {
+	vs = CheckTrace(in.Recorded)
+	if !asTest {
+		return vs, false
+	}
+	vs = append(vs, HealthVerdicts(in.Recorded)...)
+	if in.RecordedPath == "" {
+		return vs, false
+	}
+	data, err := os.ReadFile(filepath.Join(filepath.Dir(in.RecordedPath), VerdictsFile))
+	if err != nil {
+		return vs, false
+	}
+	var run struct {
+		Verdicts []invariants.Verdict `json:"verdicts"`
+	}
+	if json.Unmarshal(data, &run) != nil || len(run.Verdicts) == 0 {
+		return vs, false
+	}
+	saved := false
+	for _, v := range run.Verdicts {
+		if v.Invariant == invariants.NameMatchesReference {
+			vs, saved = append(vs, v), true
+		}
+	}
+	// A saved run of a plan without faults has no matches-reference (it
+	// is its own reference): nothing to judge again either.
+	if in.Recorded.Plan != nil {
+		if _, faulty := ReferencePlanOf(in.Recorded); !faulty {
+			saved = true
+		}
+	}
+	return vs, saved
+}
+
+// DiffVerdicts lists the verdicts of now whose status differs from the
+// same invariant's in recorded ("matches-reference: recorded fail,
+// replayed pass"), and those of recorded that now lacks.
+func DiffVerdicts(recorded, now []invariants.Verdict) []string {
+	got := map[string]invariants.Status{}
+	for _, v := range now {
+		got[v.Invariant] = v.Status
+	}
+	var out []string
+	for _, v := range recorded {
+		g, ok := got[v.Invariant]
+		switch {
+		case !ok:
+			out = append(out, fmt.Sprintf("%s: recorded %s, not judged in the replay", v.Invariant, v.Status))
+		case g != v.Status:
+			out = append(out, fmt.Sprintf("%s: recorded %s, replayed %s", v.Invariant, v.Status, g))
+		}
+	}
+	return out
 }
