@@ -137,6 +137,13 @@ type Targeted struct {
 	// controller makes it again; Target says so): a campaign runs these
 	// first in each kind (lab.HuntOrder).
 	Repair bool
+	// Duplicates is set on a plan whose write is a create of a name the
+	// server generates (metadata.generateName) applied and answered 504:
+	// made again, it is a second object, which no AlreadyExists stops
+	// (EDGE 28: the DaemonSet, ReplicaSet and Job controllers count such a
+	// create as made and not yet seen). A campaign runs these first in
+	// their kind, before the repairs (lab.HuntOrder).
+	Duplicates bool
 }
 
 // Pruned is a perturbation the generator did not emit, with why it cannot
@@ -457,8 +464,9 @@ func TargetedPlans(base *sim.Plan, ref *sim.Trace, opt TargetedOptions) ([]Targe
 // not one whose own objects it only updates. A write applied and
 // answered 504 (its outcome unknown) ranks its creates first: a create
 // made again is a second object (a duplicate child), an update made again
-// the same update or a 409. Repairs (Targeted.Repair) go before every
-// other plan.
+// the same update or a 409. A create of a generated name answered 504
+// (Targeted.Duplicates) goes before every other plan, then repairs
+// (Targeted.Repair).
 func busiestFirst(ts []Targeted, v *refView) []Targeted {
 	count, creates := map[string]int{}, map[string]int{}
 	for _, w := range v.writes {
@@ -483,6 +491,9 @@ func busiestFirst(ts []Targeted, v *refView) []Targeted {
 	slices.SortStableFunc(ts, func(a, b Targeted) int {
 		ka, qa := key(a)
 		kb, qb := key(b)
+		if c := flag(a.Duplicates, b.Duplicates); c != 0 {
+			return c
+		}
 		if c := flag(a.Repair, b.Repair); c != 0 {
 			return c
 		}
@@ -501,6 +512,15 @@ func busiestFirst(ts []Targeted, v *refView) []Targeted {
 		return count[kb] - count[ka]
 	})
 	return ts
+}
+
+// generated is the qualifier of a create of a name the server generates
+// (its request named none: metadata.generateName), "" for other writes.
+func generated(w refWrite) string {
+	if w.verb != "create" || w.key != "" {
+		return ""
+	}
+	return "a name the server generates: made again, a second object"
 }
 
 // qualify appends qualifiers to a Target: "create configmaps (repairs the
@@ -986,7 +1006,7 @@ func requestFaults(base *sim.Plan, v *refView) ([]Targeted, []Pruned) {
 				Target: qualify(w.verb+" "+w.resource, v.repairs[w.k]), Repair: v.repairs[w.k] != ""},
 			Targeted{Class: ClassRequest, Perturbation: "apply " + what + ", then answer 504 (timeout: outcome unknown to the controller)",
 				Plan: withSteps(base, fmt.Sprintf("request-timeout-w%d", w.k), arm("timeout-next-write", 0)), Kind: KindWriteTimesOut,
-				Target: qualify(w.verb+" "+w.resource, v.repairs[w.k]), Repair: v.repairs[w.k] != ""},
+				Target: qualify(w.verb+" "+w.resource, generated(w), v.repairs[w.k]), Repair: v.repairs[w.k] != "", Duplicates: generated(w) != ""},
 		)
 	}
 	// The reads: each informer's first sync slow (the watch's deliveries,

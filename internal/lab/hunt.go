@@ -282,7 +282,7 @@ func HuntPlans(host Host, workloads []*sim.Plan, opt HuntOptions) (*HuntReport, 
 		rep.Pruned = append(rep.Pruned, pruned...)
 	}
 	if !opt.GenerationOrder {
-		order := HuntOrder(targeted)
+		order := huntOrder(targeted, func(i int) int { return len(refTraces[of[i]].Records) })
 		t2, of2 := make([]scenarios.Targeted, len(order)), make([]int, len(order))
 		for i, j := range order {
 			t2[i], of2[i] = targeted[j], of[j]
@@ -619,7 +619,13 @@ func renumberAsOf(p *sim.Plan, removed int) {
 //
 // No plan is dropped: a repeat may still be the one whose workload shows
 // the bug.
-func HuntOrder(ts []scenarios.Targeted) []int {
+func HuntOrder(ts []scenarios.Targeted) []int { return huntOrder(ts, nil) }
+
+// huntOrder is HuntOrder with, when cost is not nil, the cheaper plans of a
+// kind and rank first within each tier (cost(i): what plan i's run costs,
+// its workload's reference run's record count), generation order between
+// equals.
+func huntOrder(ts []scenarios.Targeted, cost func(i int) int) []int {
 	seen := map[string]int{}
 	tier := make([]int, len(ts))
 	var kinds []string
@@ -662,14 +668,21 @@ func HuntOrder(ts []scenarios.Targeted) []int {
 			// rest.
 			rank := func(i int) int {
 				switch {
-				case ts[i].Repair:
+				case ts[i].Duplicates:
 					return 0
-				case strings.Contains(ts[i].Target, " ("):
+				case ts[i].Repair:
 					return 1
+				case strings.Contains(ts[i].Target, " ("):
+					return 2
 				}
-				return 2
+				return 3
 			}
-			slices.SortStableFunc(q, func(a, b int) int { return rank(a) - rank(b) })
+			slices.SortStableFunc(q, func(a, b int) int {
+				if d := rank(a) - rank(b); d != 0 || cost == nil {
+					return d
+				}
+				return cost(a) - cost(b)
+			})
 			queue[k] = q
 		}
 		for left := true; left; {

@@ -322,3 +322,24 @@ func TestHuntLeavesAWorkloadsFailingStepOutOnceNotOncePerPlan(t *testing.T) {
 	}
 	t.Logf("%d plans, %d reference runs, %d judging runs", len(rep.Rows), rep.ReferenceRuns, rep.JudgingRuns)
 }
+
+// In its kind, a create of a name the server generates answered 504
+// (scenarios.Targeted.Duplicates) runs before a repair and every other
+// plan: made again, it is a duplicate child.
+func TestHuntOrderRunsADuplicatingCreateFirstInItsKind(t *testing.T) {
+	mk := func(name, target string, repair, dup bool) scenarios.Targeted {
+		return scenarios.Targeted{Class: scenarios.ClassRequest, Kind: scenarios.KindWriteTimesOut, Target: target, Perturbation: name, Repair: repair, Duplicates: dup}
+	}
+	ts := []scenarios.Targeted{
+		mk("A", "update bellerophons", false, false),
+		mk("C", "create configmaps (repairs the user's delete of one it made)", true, false),
+		mk("D", "create pods (a name the server generates: made again, a second object)", false, true),
+	}
+	var got []string
+	for _, i := range lab.HuntOrder(ts) {
+		got = append(got, ts[i].Perturbation)
+	}
+	if want := []string{"D", "C", "A"}; !slices.Equal(got, want) {
+		t.Errorf("order %v, want %v", got, want)
+	}
+}
