@@ -54,14 +54,26 @@ import (
 // makes itself (its garbage collection, namespace cleanup) and the scale
 // subresource are not admitted.
 //
-// One write is admitted at a time and no request is served while a
-// webhook is being called: every request waits for the write being
-// admitted, as the lab serves requests one at a time. So a webhook must not
-// call the API server: such a request fails at once with 500 and a message
-// that says so. A webhook that waits for something that needs the server
-// (an informer of a kind not yet watched, to sync) waits until its
+// While a webhook is called, reads are served as kube-apiserver serves
+// them (admission runs before storage, and other requests go on
+// meanwhile): a get, list or watch, by the webhook (controller-runtime's
+// mgr.GetAPIReader(), a typed clientset) or by anyone else, is answered
+// from the state before the write being admitted, which nothing of that
+// write has touched yet; a list's resourceVersion is the latest committed
+// one, and a watch from it delivers the admitted write once it lands.
+//
+// Writes are not: the lab serves one write at a time, so a write made
+// while a webhook is called waits until the write being admitted ends.
+// A webhook's own write (kube-apiserver would serve it; one to the very
+// object being admitted would then make that write conflict) fails at
+// once with 500 and ErrAdmissionReentry's message when it carries the
+// call's context (the http.Request's, which controller-runtime hands a
+// handler); with another context it waits, and the webhook's
 // timeoutSeconds (default 10 s) ends the call, which then counts as a
-// failed call (failurePolicy). Reading a synced informer cache is fine.
+// failed call (failurePolicy). Likewise while a delete collection admits
+// its second or later object: its earlier deletes are stored but not yet
+// sent to any watch, so reads wait too (a webhook's read with the call's
+// context fails at once, ErrAdmissionMidCollection).
 type Webhooks struct {
 	// Mutating and Validating are the configurations. Fields a cluster
 	// defaults are defaulted as kube-apiserver does (failurePolicy Fail,
@@ -78,9 +90,18 @@ type Webhooks struct {
 	Transport http.RoundTripper
 }
 
-// ErrAdmissionReentry is the error a request gets when it is made from
-// inside an admission webhook the server is calling.
-var ErrAdmissionReentry = errors.New("fakeapi: an admission webhook called the API server; the lab calls webhooks with its API server locked, so a webhook may read its informer caches but not make requests")
+// ErrAdmissionReentry is the error a write gets when it is made from
+// inside an admission webhook the server is calling (with the call's
+// context): the lab serves one write at a time, and the write being
+// admitted holds the server's writes until its webhooks have answered.
+var ErrAdmissionReentry = errors.New("fakeapi: a webhook's write is not served while the write it admits waits: the lab serves one write at a time (kube-apiserver would serve it); a webhook may read (get, list, watch) the API server, or its informer caches")
+
+// ErrAdmissionMidCollection is the error a read gets when it is made from
+// inside an admission webhook called for the second or later object of a
+// delete collection (with the call's context): the collection's earlier
+// deletes are stored but not yet sent to any watch, so the lab serves no
+// read until the collection ends.
+var ErrAdmissionMidCollection = errors.New("fakeapi: a webhook's read is not served while a delete collection admits an object after the collection's earlier deletes (stored, not yet sent to watches); the lab serves it once the collection ends")
 
 // admissionKey marks the context of a webhook call (see Client.begin).
 type admissionKey struct{}
@@ -211,26 +232,39 @@ func (a *webhookAdmission) ctx() context.Context {
 	return context.WithValue(ctx, admissionKey{}, true)
 }
 
-// lockForRequest takes the server's lock for a request, after the
-// webhook call in progress, if any, has ended: the call runs without the
-// lock (call), so that a request it waits for blocks on a channel (which
-// a synctest bubble sees as durably blocked: virtual time then reaches the
-// webhook's timeout) rather than on the mutex.
-func (s *Server) lockForRequest() {
+// lockForRequest takes the server's lock for a request. While a webhook
+// is called (call), a read goes on at once, unless the write being
+// admitted has already committed revisions (a delete collection's earlier
+// deletes, not yet published): a read must see only what watches have
+// been sent. A write, and such a read, waits until the call has ended:
+// on a channel (which a synctest bubble sees as durably blocked: virtual
+// time then reaches the webhook's timeout) rather than on the mutex. A
+// request made with a webhook call's context that would wait fails
+// instead (it would wait for itself until the call's timeout). On error
+// the lock is not held.
+func (s *Server) lockForRequest(ctx context.Context, read bool) error {
 	for {
 		s.mu.Lock()
 		ch := s.admitting
-		if ch == nil {
-			return
+		if ch == nil || (read && s.st.RV() == s.admitRV) {
+			return nil
+		}
+		if inAdmission(ctx) {
+			s.mu.Unlock()
+			if read {
+				return apierrors.NewInternalError(ErrAdmissionMidCollection)
+			}
+			return apierrors.NewInternalError(ErrAdmissionReentry)
 		}
 		s.mu.Unlock()
 		<-ch
 	}
 }
 
-// call runs one plugin call with the server's lock released and every
-// request held back (lockForRequest); the store, mid-write, is not
-// touched by anything else meanwhile. It is called with the lock held.
+// call runs one plugin call with the server's lock released: reads are
+// served meanwhile from the state before the write, which has changed
+// nothing yet, and writes wait (lockForRequest). It is called with the
+// lock held.
 func (a *webhookAdmission) call(f func() error) error {
 	ch := make(chan struct{})
 	a.s.admitting = ch

@@ -288,7 +288,7 @@ func TestWebhookCallingTheServerFailsInsteadOfHanging(t *testing.T) {
 	var s *fakeapi.Server
 	var callErr error
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, callErr = s.Client("webhook").Get(r.Context(), cmGVR, "ns", "x", metav1.GetOptions{})
+		_, callErr = s.Client("webhook").Create(r.Context(), cmGVR, "ns", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "side"}}, metav1.CreateOptions{})
 		(&reviews{answer: labellingAndDenying}).ServeHTTP(w, r)
 	})
 	s = serverWith(t, fakeapi.Webhooks{Validating: []admissionregistrationv1.ValidatingWebhookConfiguration{validatingConfig("v.example.com", "/validate", configmaps)}, Transport: handlerTransport{h}})
@@ -296,7 +296,7 @@ func TestWebhookCallingTheServerFailsInsteadOfHanging(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !errors.Is(callErr, fakeapi.ErrAdmissionReentry) && (callErr == nil || !strings.Contains(callErr.Error(), fakeapi.ErrAdmissionReentry.Error())) {
-		t.Errorf("the webhook's own request: %v, want ErrAdmissionReentry", callErr)
+		t.Errorf("the webhook's own write: %v, want ErrAdmissionReentry", callErr)
 	}
 }
 
@@ -407,11 +407,10 @@ func TestNamespaceSelectorSeesTheNamespacesName(t *testing.T) {
 }
 
 // TestAWebhookWaitingForTheServerEndsAtItsTimeout: a webhook that waits
-// for a request another goroutine makes (as one waiting for an informer of
-// a new kind to sync) holds that request back, since the server serves
-// nothing while a write is admitted; its timeoutSeconds ends the call (in
-// virtual time), the failurePolicy decides, and the request is served
-// after.
+// for a write another goroutine makes holds that write back, since the
+// server serves no write while a write is admitted (reads it serves:
+// admission_reads_test.go); its timeoutSeconds ends the call (in virtual
+// time), the failurePolicy decides, and the write is served after.
 func TestAWebhookWaitingForTheServerEndsAtItsTimeout(t *testing.T) {
 	for _, policy := range []admissionregistrationv1.FailurePolicyType{admissionregistrationv1.Ignore, admissionregistrationv1.Fail} {
 		t.Run(string(policy), func(t *testing.T) {
@@ -420,10 +419,10 @@ func TestAWebhookWaitingForTheServerEndsAtItsTimeout(t *testing.T) {
 				served := make(chan error, 1)
 				h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					go func() {
-						_, err := s.Client("informer").Get(context.Background(), cmGVR, "ns", "x", metav1.GetOptions{})
+						_, err := s.Client("writer").Create(context.Background(), cmGVR, "ns", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "y"}}, metav1.CreateOptions{})
 						served <- err
 					}()
-					<-r.Context().Done() // never answered: the Get waits for this call
+					<-r.Context().Done() // never answered: the create waits for this call
 				})
 				cfg := validatingConfig("waits.example.com", "/validate", configmaps)
 				cfg.Webhooks[0].TimeoutSeconds = ptr.To[int32](2)
@@ -442,7 +441,7 @@ func TestAWebhookWaitingForTheServerEndsAtItsTimeout(t *testing.T) {
 					t.Errorf("Fail: %v", err)
 				}
 				if err := <-served; policy == admissionregistrationv1.Ignore && err != nil {
-					t.Errorf("the held-back Get: %v, want x (created)", err)
+					t.Errorf("the held-back create: %v, want y created after the call", err)
 				}
 				pipe.Close()
 			})

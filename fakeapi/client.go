@@ -107,9 +107,10 @@ func (c *Client) begin(ctx context.Context, req *RequestInfo) (RequestFault, err
 	if c.life != nil && c.life.Err() != nil {
 		return RequestFault{}, c.life.Err()
 	}
-	if inAdmission(ctx) {
-		// A webhook called back while the write it admits holds the
-		// server: waiting would never end (admission.go).
+	read := isRead(req.Verb)
+	if inAdmission(ctx) && !read {
+		// A webhook's write while the write it admits holds the
+		// server's writes: waiting would never end (admission.go).
 		return RequestFault{}, apierrors.NewInternalError(ErrAdmissionReentry)
 	}
 	f, err := c.s.before(ctx, *req)
@@ -120,7 +121,10 @@ func (c *Client) begin(ctx context.Context, req *RequestInfo) (RequestFault, err
 		// The process ended while the request waited for its turn.
 		return RequestFault{}, c.life.Err()
 	}
-	c.s.lockForRequest() // admission.go: after any webhook call in progress
+	// admission.go: a write waits for any webhook call in progress.
+	if err := c.s.lockForRequest(ctx, read); err != nil {
+		return RequestFault{}, err
+	}
 	if f.Err != nil {
 		err := c.failLocked(req, f)
 		c.s.mu.Unlock()
@@ -128,6 +132,10 @@ func (c *Client) begin(ctx context.Context, req *RequestInfo) (RequestFault, err
 	}
 	return f, nil
 }
+
+// isRead reports whether verb reads (get, list, watch): admission.go
+// serves reads while a webhook is called.
+func isRead(verb string) bool { return verb == "get" || verb == "list" || verb == "watch" }
 
 // write runs one mutating request: hooks, store, observations, fan-out.
 func (c *Client) write(ctx context.Context, req RequestInfo, okCode int, apply func(st *store.Store) (runtime.Object, []store.Event, error)) (runtime.Object, error) {
@@ -137,7 +145,7 @@ func (c *Client) write(ctx context.Context, req RequestInfo, okCode int, apply f
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	s.admitCtx, s.admitClient = ctx, req.Client
+	s.admitCtx, s.admitClient, s.admitRV = ctx, req.Client, s.st.RV()
 	obj, evs, err := apply(s.st)
 	s.admitCtx, s.admitClient = nil, ""
 	if err != nil {

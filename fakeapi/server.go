@@ -167,8 +167,11 @@ type Server struct {
 	admitCtx    context.Context
 	admitClient string
 	// admitting, while a webhook is being called, is closed when the call
-	// ends: requests wait for it (admission.go).
+	// ends: writes wait for it (admission.go). admitRV is the store's
+	// revision when the write in progress began: reads are served during
+	// the call while the store is still at it.
 	admitting chan struct{}
+	admitRV   int64
 	nextID    WatcherID
 	watchers  []*watcher // open watches, in ID order
 }
