@@ -1023,7 +1023,10 @@ func (r *run) createObject(c *fakeapi.Client, raw []byte) error {
 	if err != nil {
 		return err
 	}
-	_, err = c.Create(r.ctx, gvr, ns, u, metav1.CreateOptions{})
+	// Like a user step's, served at once: a webhook admitting the object
+	// makes its requests under this context (fakeapi's webhook calls
+	// carry the write's), and the run loop gives no turns meanwhile.
+	_, err = c.Create(ungated(r.ctx), gvr, ns, u, metav1.CreateOptions{})
 	return err
 }
 

@@ -1,0 +1,129 @@
+package cachelabtest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/cachelab/cachelab/sim"
+)
+
+// tierWebhook is a Widget webhook that reads the API server through an
+// uncached client (controller-runtime's mgr.GetAPIReader()), as real
+// operators' webhooks do: the defaulter copies the size from the
+// ConfigMap widget-defaults, the validator refuses a tier without a
+// ConfigMap <tier>-tier.
+type tierWebhook struct{ reader client.Reader }
+
+func (h tierWebhook) Default(ctx context.Context, w *Widget) error {
+	if w.Spec.Size != nil {
+		return nil
+	}
+	var d corev1.ConfigMap
+	if err := h.reader.Get(ctx, types.NamespacedName{Namespace: w.Namespace, Name: "widget-defaults"}, &d); err != nil {
+		return fmt.Errorf("reading widget-defaults: %w", err)
+	}
+	var size int32
+	if _, err := fmt.Sscan(d.Data["size"], &size); err != nil {
+		return fmt.Errorf("widget-defaults size %q: %w", d.Data["size"], err)
+	}
+	w.Spec.Size = &size
+	return nil
+}
+
+func (h tierWebhook) validate(ctx context.Context, w *Widget) (admission.Warnings, error) {
+	if w.Spec.Tier == "" {
+		return nil, nil
+	}
+	var cm corev1.ConfigMap
+	err := h.reader.Get(ctx, types.NamespacedName{Namespace: w.Namespace, Name: w.Spec.Tier + "-tier"}, &cm)
+	if apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("tier %s has no ConfigMap %s-tier", w.Spec.Tier, w.Spec.Tier)
+	}
+	return nil, err
+}
+
+func (h tierWebhook) ValidateCreate(ctx context.Context, w *Widget) (admission.Warnings, error) {
+	return h.validate(ctx, w)
+}
+
+func (h tierWebhook) ValidateUpdate(ctx context.Context, _, w *Widget) (admission.Warnings, error) {
+	return h.validate(ctx, w)
+}
+
+func (tierWebhook) ValidateDelete(context.Context, *Widget) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// tierOperator is widgetOperator with the webhooks that read the server.
+func tierOperator(t *testing.T, name string) Controller {
+	c := widgetOperator(t, name, false, true)
+	c.Setup = func(mgr ctrl.Manager) error {
+		wh := tierWebhook{reader: mgr.GetAPIReader()}
+		if err := ctrl.NewWebhookManagedBy(mgr, &Widget{}).WithDefaulter(wh).WithValidator(wh).Complete(); err != nil {
+			return err
+		}
+		return ctrl.NewControllerManagedBy(mgr).For(&Widget{}).Owns(&corev1.ConfigMap{}).
+			Complete(&widgetReconciler{Client: mgr.GetClient()})
+	}
+	return c
+}
+
+// tierPlan: the ConfigMaps standard-tier and widget-defaults (size 5) and
+// Widget pre exist; the user creates Widget a at 1 s and Widget gold
+// (tier gold, which has no ConfigMap) at 2 s. Every request takes 10 ms.
+func tierPlan() *sim.Plan {
+	p := widgetPlan("tiers")
+	cm := func(name, data string) json.RawMessage {
+		return json.RawMessage(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"` + name + `","namespace":"default"},"data":` + data + `}`)
+	}
+	p.Objects = append([]json.RawMessage{cm("standard-tier", `{}`), cm("widget-defaults", `{"size":"5"}`)}, p.Objects...)
+	p.Steps[1].Object = json.RawMessage(`{"apiVersion":"webhooks.cachelab.dev/v1","kind":"Widget","metadata":{"name":"gold","namespace":"default"},"spec":{"tier":"gold"}}`)
+	p.Faults = sim.FaultPolicy{Latency: sim.Distribution{Kind: "fixed", Max: sim.Duration(10 * time.Millisecond)}}
+	return p
+}
+
+// TestAWebhookThatReadsTheServerIsAnsweredInTheLab: a controller-runtime
+// operator whose defaulting and validating webhooks Get ConfigMaps
+// through mgr.GetAPIReader() runs under the lab's scheduler (each
+// request a ticket, the webhooks' own requests too): the defaulter's read
+// is answered (pre and a get size 5), the reconciler's update to tier
+// standard passes the validator's read, gold is refused with the
+// webhook's own message, every verdict passes, and two runs of the plan
+// release the same tickets in the same order.
+func TestAWebhookThatReadsTheServerIsAnsweredInTheLab(t *testing.T) {
+	c := tierOperator(t, "widget-tiers")
+	tr := runWidgets(t, c, tierPlan())
+	for _, name := range []string{"pre", "a"} {
+		w := finalWidget(t, tr, name)
+		if w == nil || sizeOf(w) != "5" || w.Spec.Tier != "standard" {
+			t.Errorf("widget %s = %+v, want size 5 (read by the defaulter) and tier standard (admitted by the validator)", name, w)
+		}
+	}
+	denied := `admission webhook "vwidget-v1.kb.io" denied the request: tier gold has no ConfigMap gold-tier`
+	refused := slices.ContainsFunc(tr.Records, func(r sim.Record) bool {
+		return r.Kind == sim.RecNote && strings.Contains(r.Detail, denied)
+	})
+	if !refused || finalWidget(t, tr, "gold") != nil {
+		t.Errorf("widget gold: refused with %q: %v; stored: %v", denied, refused, finalWidget(t, tr, "gold") != nil)
+	}
+	again := runWidgets(t, c, tierPlan())
+	if !slices.Equal(tr.Schedule, again.Schedule) {
+		t.Errorf("two runs of the plan released different schedules:\n%s", sim.DiffDeliverySchedules(tr.Schedule, again.Schedule))
+	}
+	t.Chdir(t.TempDir()) // Catch writes a failing plan's files under testdata/
+	if fs := Catch(t, c, These(tierPlan())); len(fs) != 0 {
+		t.Errorf("the operator whose webhooks read the server failed: %v", failureNames(fs))
+	}
+}
