@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -338,8 +339,17 @@ func run(t *testing.T, top string, c Controller, sink *[]*Failure, plans []Plans
 		// The recorded run beside the plan, when there is one: the
 		// replay follows its delivery schedule (and starts over while
 		// client-go hands a batch out in another order than it did).
-		if tr, err := sim.ReadTraceFile(filepath.Join(filepath.Dir(path), lab.TraceFile)); err == nil {
-			p = lab.FollowRecorded(p, tr)
+		// The failure text and the -v summary say how it followed, or
+		// why it did not.
+		recorded, err := sim.ReadTraceFile(filepath.Join(filepath.Dir(path), lab.TraceFile))
+		switch {
+		case err == nil:
+			rep.notFollowed = lab.WhyNotFollowed(p, recorded)
+			p = lab.FollowRecorded(p, recorded)
+		case errors.Is(err, fs.ErrNotExist):
+			rep.notFollowed = lab.WhyNotFollowed(p, nil)
+		case len(p.Schedule) == 0:
+			rep.notFollowed = fmt.Sprintf("the %s beside the plan cannot be read (%v): it ran in the canonical order, not necessarily the recorded run's", lab.TraceFile, err)
 		}
 		if jobs := runnable(t, []lab.Job{lab.NewJob(p, nil)}); len(jobs) > 0 {
 			runJobs(t, rep, jobs, out)
@@ -443,6 +453,20 @@ type reporter struct {
 	refs lab.ReferenceCache
 	// share counts the verdicts that could not judge, over every run.
 	share invariants.UnknownShare
+	// notFollowed says, for a -cachelab.plan replay that does not follow
+	// the run recorded beside its plan, why (lab.WhyNotFollowed).
+	notFollowed string
+}
+
+// howReplayed says how r's run followed the recorded run it replays
+// (lab.HowFollowed), or why it followed none; "" for a run that is no
+// replay.
+func (rep *reporter) howReplayed(r *lab.Result) string {
+	s := lab.HowFollowed(r.Trace)
+	if s == "" {
+		s = rep.notFollowed
+	}
+	return s
 }
 
 // ran counts a finished run and its verdicts.
@@ -472,10 +496,11 @@ var startDir, _ = os.Getwd()
 
 // replayCommand is the command that replays the plan saved at path, as
 // run from the module's root (where `go test ./...` is run): the package's
-// path, then the test, then the plan's path from the package's folder
-// (absolute when the plan is outside it).
+// path, then the test, -v (so that a replay that passes still shows how it
+// followed the recorded run, or that it could not), then the plan's path
+// from the package's folder (absolute when the plan is outside it).
 func (rep *reporter) replayCommand(path string) string {
-	return fmt.Sprintf("go test %s -run '^%s$' -cachelab.plan=%s", packageArg(), strings.ReplaceAll(rep.top, "/", "$/^"), shellQuote(planArg(path)))
+	return fmt.Sprintf("go test %s -run '^%s$' -v -cachelab.plan=%s", packageArg(), strings.ReplaceAll(rep.top, "/", "$/^"), shellQuote(planArg(path)))
 }
 
 // packageArg is the test's package as go test takes it from the module's
@@ -796,6 +821,9 @@ func (rep *reporter) report(r *lab.Result, failures, expected []invariants.Verdi
 	for _, v := range expected {
 		line(v, "expected (Controller.Expect: "+rep.expect[v.Invariant].Reason+") ")
 	}
+	if how := rep.howReplayed(r); how != "" {
+		b.WriteString("  this replay: " + strings.ReplaceAll(how, "\n", "\n  ") + "\n")
+	}
 	r.Dir = dir
 	opt := lab.Options{Replay: rep.replayCommand, Accepted: rep.accepted()}
 	if err := os.RemoveAll(dir); err == nil {
@@ -899,7 +927,11 @@ func (rep *reporter) summary(r *lab.Result) string {
 	for _, v := range expected {
 		s += fmt.Sprintf("; expected fail: %s (Controller.Expect: %s)", v.Invariant, rep.expect[v.Invariant].Reason)
 	}
-	return s + fmt.Sprintf("; %s virtual, %d records, %s wall", endOf(r.Trace), recordsOf(r.Trace), r.Wall.Round(time.Millisecond))
+	s += fmt.Sprintf("; %s virtual, %d records, %s wall", endOf(r.Trace), recordsOf(r.Trace), r.Wall.Round(time.Millisecond))
+	if how := rep.howReplayed(r); how != "" {
+		s += "\n  this replay: " + strings.ReplaceAll(how, "\n", "\n  ")
+	}
+	return s
 }
 
 func recordsOf(tr *sim.Trace) int {

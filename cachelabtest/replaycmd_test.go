@@ -20,7 +20,7 @@ func TestTheReplayCommandRunsFromTheModuleRoot(t *testing.T) {
 	rep := &reporter{top: "TestX/sub case"}
 	inside := filepath.Join("testdata", "cachelab", "TestX", "plan.json")
 	cmd := rep.replayCommand(inside)
-	want := "go test ./cachelabtest -run '^TestX$/^sub case$' -cachelab.plan=testdata/cachelab/TestX/plan.json"
+	want := "go test ./cachelabtest -run '^TestX$/^sub case$' -v -cachelab.plan=testdata/cachelab/TestX/plan.json"
 	if cmd != want {
 		t.Fatalf("replay command\n  %s\nwant\n  %s", cmd, want)
 	}

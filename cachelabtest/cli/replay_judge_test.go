@@ -73,6 +73,12 @@ func TestReplayJudgesARegisteredControllersRunAsTheRecordedRunWasJudged(t *testi
 			t.Errorf("%s, no verdicts.json: recorded failed set {%s}, want {%s}; reproduced %d of %d: %s (%v)", c.name, got, c.failed, rep.SameFailed, rep.Runs, rep, err)
 		}
 		code, stdout, errs = run(t, "replay", "--repeat", "2", saved)
+		// Each replay says how it followed the recorded run.
+		for _, want := range []string{"replay 1: followed the recorded run in attempt ", "replay 2: followed the recorded run in attempt "} {
+			if !strings.Contains(stdout, want) {
+				t.Errorf("%s: cachelab replay --repeat 2 does not say %q:\n%s%s", c.name, want, stdout, errs)
+			}
+		}
 		if want := "reproduced the failed set {" + map[bool]string{true: "none", false: c.failed}[c.failed == ""] + "} in 2/2"; !strings.Contains(stdout, want) {
 			t.Errorf("%s: cachelab replay --repeat 2 does not say %q (exit %d):\n%s%s", c.name, want, code, stdout, errs)
 		}

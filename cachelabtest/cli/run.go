@@ -536,6 +536,20 @@ func replayCmd(env *Env, args []string) int {
 	if r.Trace != nil {
 		fmt.Fprintf(w, "ended %s at %s virtual, %d records, in %s\n", r.Trace.Outcome, r.Trace.End, len(r.Trace.Records), r.Wall.Round(time.Millisecond))
 	}
+	// How each replay followed the recorded run, or why it followed none.
+	for i, res := range results {
+		label := "this replay"
+		if len(results) > 1 {
+			label = fmt.Sprintf("replay %d", i+1)
+		}
+		how := lab.HowFollowed(res.Trace)
+		if how == "" && res.Trace != nil {
+			how = lab.WhyNotFollowed(p, in.Recorded)
+		}
+		if how != "" {
+			fmt.Fprintf(w, "%s: %s\n", label, how)
+		}
+	}
 	if in.Recorded != nil && r.Trace != nil {
 		same, desc := lab.FaultDiff(in.Recorded, r.Trace)
 		out := lab.ReplayTracePath(in.RecordedPath)

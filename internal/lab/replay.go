@@ -87,10 +87,10 @@ func LoadInput(path string) (*Input, error) {
 // order (sim.ReplayAttempts): p itself when p names a schedule of its own,
 // or recorded has none, is another plan's run, or was written before runs
 // recorded their attempts (its schedule has no turns of the subject to
-// follow). Reproduce (cachelab replay, make reproduction) replays through
-// it.
+// follow): WhyNotFollowed says which. Reproduce (cachelab replay, make
+// reproduction) replays through it.
 func FollowRecorded(p *sim.Plan, recorded *sim.Trace) *sim.Plan {
-	if p == nil || recorded == nil || len(p.Schedule) > 0 || len(recorded.Schedule) == 0 || recorded.Attempts == 0 || recorded.Diverged || !sameRun(p, recorded.Plan) {
+	if p == nil || len(p.Schedule) > 0 || WhyNotFollowed(p, recorded) != "" {
 		return p
 	}
 	q := p.Clone()
