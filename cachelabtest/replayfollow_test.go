@@ -33,11 +33,13 @@ func TestAReplaySaysHowItFollowedTheRecordedRun(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The replay command: it follows the recorded run.
+	// The replay command: it follows the recorded run (in the first attempt
+	// or, where client-go handed the relist of a and a-copy out in another
+	// order, a later one).
 	setFlag(t, "cachelab.plan", path)
 	again := cachelabtest.Catch(t, bad, cachelabtest.These(plan("other")))
-	if len(again) != 1 || !strings.Contains(again[0].Report, "this replay: followed the recorded run in attempt 1 of at most") {
-		t.Fatalf("the replay's failure does not say it followed the recorded run in attempt 1: %d failures\n%v", len(again), reports(again))
+	if len(again) != 1 || !strings.Contains(again[0].Report, "this replay: followed the recorded run in attempt ") {
+		t.Fatalf("the replay's failure does not say it followed the recorded run: %d failures\n%v", len(again), reports(again))
 	}
 
 	// A plan whose schedule names a turn that never comes: every attempt
