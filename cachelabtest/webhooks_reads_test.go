@@ -127,3 +127,45 @@ func TestAWebhookThatReadsTheServerIsAnsweredInTheLab(t *testing.T) {
 		t.Errorf("the operator whose webhooks read the server failed: %v", failureNames(fs))
 	}
 }
+
+// backgroundReader reads with context.Background(), not the context it is
+// given: a webhook written so.
+type backgroundReader struct{ client.Reader }
+
+func (r backgroundReader) Get(_ context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	return r.Reader.Get(context.Background(), key, obj, opts...)
+}
+
+// TestAWebhookReadingUnderAnotherContextDuringAUserStepEndsAtItsTimeout:
+// the limit docs/controller-guide.md states. The user's steps are written
+// by the run loop, which gives no turn while it writes: the defaulter's
+// read made with context.Background() (not the call's context) waits for
+// a turn until the webhook's 10 s timeout, and the create of a fails as a
+// failed call (failurePolicy Fail). The reconciler's own writes, made on
+// its goroutines, are admitted: the same webhook reading with the call's
+// context (TestAWebhookThatReadsTheServerIsAnsweredInTheLab) is answered.
+func TestAWebhookReadingUnderAnotherContextDuringAUserStepEndsAtItsTimeout(t *testing.T) {
+	c := widgetOperator(t, "widget-tiers-background", false, true)
+	c.Setup = func(mgr ctrl.Manager) error {
+		wh := tierWebhook{reader: backgroundReader{mgr.GetAPIReader()}}
+		if err := ctrl.NewWebhookManagedBy(mgr, &Widget{}).WithDefaulter(wh).WithValidator(wh).Complete(); err != nil {
+			return err
+		}
+		return ctrl.NewControllerManagedBy(mgr).For(&Widget{}).Owns(&corev1.ConfigMap{}).
+			Complete(&widgetReconciler{Client: mgr.GetClient()})
+	}
+	p := tierPlan()
+	p.Objects = p.Objects[:2] // the ConfigMaps only: Widget pre would fail the run the same way
+	p.Steps = p.Steps[:1]
+	tr := runWidgets(t, c, p)
+	failed := slices.IndexFunc(tr.Records, func(r sim.Record) bool {
+		return r.Kind == sim.RecNote && strings.Contains(r.Detail, `step failed: Internal error occurred: failed calling webhook "mwidget-v1.kb.io"`) &&
+			strings.Contains(r.Detail, "context deadline exceeded")
+	})
+	if failed < 0 || finalWidget(t, tr, "a") != nil {
+		t.Fatalf("the create of a: failed at the webhook's timeout: %v; stored: %v", failed >= 0, finalWidget(t, tr, "a") != nil)
+	}
+	if at := tr.Records[failed].At.D(); at != 11*time.Second {
+		t.Errorf("the create of a failed at %v, want 11s (the step at 1s, the webhook's 10s timeout)", at)
+	}
+}
