@@ -138,7 +138,9 @@ type Targeted struct {
 	// first in each kind (lab.HuntOrder).
 	Repair bool
 	// Duplicates is set on a plan whose write is a create of a name the
-	// server generates (metadata.generateName) applied and answered 504:
+	// server generates (metadata.generateName) applied and answered 504
+	// (request-fault's KindWriteTimesOut, read-own-writes'
+	// KindTimeoutUnseen):
 	// made again, it is a second object, which no AlreadyExists stops
 	// (EDGE 28: the DaemonSet, ReplicaSet and Job controllers count such a
 	// create as made and not yet seen). A campaign runs these first in
@@ -1099,7 +1101,7 @@ func ownWrites(base *sim.Plan, v *refView) ([]Targeted, []Pruned) {
 		if alone[w.k] {
 			first = "the first of its reconcile"
 		}
-		target := qualify(w.verb+" "+w.resource, v.repairs[w.k], first)
+		target := qualify(w.verb+" "+w.resource, generated(w), v.repairs[w.k], first)
 		verb, sub, _ := strings.Cut(w.verb, "/")
 		what := fmt.Sprintf("the controller's write #%d (%s %s %s)", w.k, w.verb, w.resource, w.key)
 		if sub != "" {
@@ -1107,7 +1109,7 @@ func ownWrites(base *sim.Plan, v *refView) ([]Targeted, []Pruned) {
 		}
 		from := max(w.at-time.Millisecond, 0)
 		res := resourceArg(w.resource)
-		out = append(out, Targeted{Class: ClassOwnWrites, Kind: KindTimeoutUnseen, Target: target, Repair: v.repairs[w.k] != "",
+		out = append(out, Targeted{Class: ClassOwnWrites, Kind: KindTimeoutUnseen, Target: target, Repair: v.repairs[w.k] != "", Duplicates: generated(w) != "",
 			Perturbation: fmt.Sprintf("apply %s, then answer 504; the controller's watch of %s held %s..%s: it can neither tell nor see that its write happened",
 				what, res, sim.Duration(from), sim.Duration(from+time.Second)),
 			Plan: withSteps(base, fmt.Sprintf("ownwrites-timeout-w%d", w.k),

@@ -367,7 +367,8 @@ func TestTargetedMarksAnUnknownOutcomeCreateOfAGeneratedNameFirst(t *testing.T) 
 		if p.Kind == scenarios.KindWriteTimesOut {
 			timeouts = append(timeouts, p)
 		}
-		if p.Duplicates != (p.Kind == scenarios.KindWriteTimesOut && strings.HasPrefix(p.Target, "create pods")) {
+		unknown := p.Kind == scenarios.KindWriteTimesOut || p.Kind == scenarios.KindTimeoutUnseen
+		if p.Duplicates != (unknown && strings.HasPrefix(p.Target, "create pods")) {
 			t.Errorf("%s (%s): Duplicates %v", p.Perturbation, p.Target, p.Duplicates)
 		}
 	}
