@@ -309,6 +309,29 @@ func subjectNames() []string {
 
 // checkSubject returns an error naming the near subjects if name is not
 // registered.
+// defaultSubject is the subject a command runs when --subject is not
+// given: the lab's Bellerophon when this binary has it (cachelab), else
+// the one controller registered with cachelabtest.Register (your own
+// cachelab binary); with none or several, an error that says so.
+func defaultSubject() (string, error) {
+	_, lab1 := sim.LookupSubject("bellerophon")
+	return defaultSubjectOf(lab1, lab.JudgedAsTestSubjects())
+}
+
+// defaultSubjectOf is defaultSubject given whether the binary has the
+// lab's Bellerophon and the controllers it registers.
+func defaultSubjectOf(hasBellerophon bool, registered []string) (string, error) {
+	switch {
+	case hasBellerophon:
+		return "bellerophon", nil
+	case len(registered) == 1:
+		return registered[0], nil
+	case len(registered) == 0:
+		return "", fmt.Errorf("give --subject: this binary has neither the lab's bellerophon nor a controller registered with cachelabtest.Register\nRun `cachelab list` to see every subject.")
+	}
+	return "", fmt.Errorf("give --subject: this binary registers several controllers (%s)", strings.Join(registered, ", "))
+}
+
 func checkSubject(name string) error {
 	if _, ok := sim.LookupSubject(name); ok {
 		return nil

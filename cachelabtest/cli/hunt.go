@@ -33,7 +33,7 @@ type huntOptions struct {
 func huntFlags() (*flag.FlagSet, *huntOptions) {
 	o := &huntOptions{}
 	fs := newFlagSet("hunt")
-	fs.StringVar(&o.subject, "subject", "bellerophon", "the subject to hunt (see cachelab list)")
+	fs.StringVar(&o.subject, "subject", "", "the subject to hunt (see cachelab list; default: bellerophon, or the one controller your own binary registers)")
 	fs.IntVar(&o.workloads, "workloads", 3, "without NAME|FILE arguments: perturb the user actions of this many random plans (the plans of cachelab run --random, from --seed), their faults removed")
 	fs.Uint64Var(&o.seed, "seed", 1, "the first random workload's (and --random baseline's) generator seed")
 	fs.StringVar(&o.classes, "class", "", "only these classes, comma-separated ("+strings.Join(scenarios.TargetedClasses, ", ")+"; default all)")
@@ -70,6 +70,12 @@ func huntCmd(env *Env, args []string) int {
 	}
 	explicitLifecycle := false
 	fs.Visit(func(f *flag.Flag) { explicitLifecycle = explicitLifecycle || f.Name == "lifecycle" })
+	if o.subject == "" {
+		if o.subject, err = defaultSubject(); err != nil {
+			fmt.Fprintf(env.Stderr, "cachelab hunt: %v\n", err)
+			return ExitUsage
+		}
+	}
 	if _, ok := sim.LookupSubject(o.subject); !ok {
 		fmt.Fprintf(env.Stderr, "cachelab hunt: unknown subject %q (see `%s list`)\n", o.subject, env.Prog)
 		return ExitUsage

@@ -35,7 +35,7 @@ type runOptions struct {
 func runFlags() (*flag.FlagSet, *runOptions) {
 	o := &runOptions{}
 	fs := newFlagSet("run")
-	fs.StringVar(&o.subject, "subject", "", "run only this subject (default: every subject the scenario's expectations name; bellerophon for --random)")
+	fs.StringVar(&o.subject, "subject", "", "run only this subject (default: every subject the scenario's expectations name; for --random: bellerophon, or the one controller your own binary registers)")
 	fs.StringVar(&o.out, "out", "out", "folder for traces, plans, reports, index.html, course.html and junit.xml (\"\" writes nothing)")
 	fs.IntVar(&o.random, "random", 0, "run N random plans instead of scenarios (a failed invariant is unexpected; sync-soundness verdicts are reported as measurements)")
 	fs.BoolVar(&o.shuffle, "shuffle", false, "with --random, run each plan under a shuffled delivery schedule (plan.shuffleSchedule = its seed) instead of the canonical order: other interleavings, each as reproducible")
@@ -124,7 +124,10 @@ func buildJobs(pos []string, o *runOptions) ([]lab.Job, error) {
 		}
 		subject := o.subject
 		if subject == "" {
-			subject = "bellerophon"
+			var err error
+			if subject, err = defaultSubject(); err != nil {
+				return nil, err
+			}
 		}
 		if err := checkSubject(subject); err != nil {
 			return nil, err

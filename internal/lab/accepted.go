@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"slices"
 	"maps"
 	"sort"
 	"sync"
@@ -84,6 +85,18 @@ func SetJudgedAsTest(subject string, on bool) {
 	} else {
 		judgedAsTest.Delete(subject)
 	}
+}
+
+// JudgedAsTestSubjects returns the subjects SetJudgedAsTest is on for
+// (the controllers cachelabtest.Register registered), sorted.
+func JudgedAsTestSubjects() []string {
+	var out []string
+	judgedAsTest.Range(func(k, _ any) bool {
+		out = append(out, k.(string))
+		return true
+	})
+	slices.Sort(out)
+	return out
 }
 
 // judgedAsTestFor reports whether SetJudgedAsTest is on for subject.
