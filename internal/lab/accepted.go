@@ -1,8 +1,8 @@
 package lab
 
 import (
-	"slices"
 	"maps"
+	"slices"
 	"sort"
 	"sync"
 )
