@@ -9,6 +9,7 @@ import (
 	"github.com/cachelab/cachelab/cachelabtest"
 	"github.com/cachelab/cachelab/internal/lab"
 	"github.com/cachelab/cachelab/invariants"
+	"github.com/cachelab/cachelab/sim"
 )
 
 // A registered controller is judged by `cachelab replay --repeat` as the
@@ -82,5 +83,36 @@ func TestReplayJudgesARegisteredControllersRunAsTheRecordedRunWasJudged(t *testi
 		if want := "reproduced the failed set {" + map[bool]string{true: "none", false: c.failed}[c.failed == ""] + "} in 2/2"; !strings.Contains(stdout, want) {
 			t.Errorf("%s: cachelab replay --repeat 2 does not say %q (exit %d):\n%s%s", c.name, want, code, stdout, errs)
 		}
+	}
+}
+
+// `cachelab replay` of a plan whose schedule cannot be followed (it names
+// a turn that never comes) says so, and that its verdicts judge another
+// interleaving; a plan without a schedule or a recorded run says it ran in
+// the canonical order.
+func TestReplaySaysWhenItCouldNotFollowTheRecordedRun(t *testing.T) {
+	defer func(n int) { sim.ReplayAttempts = n }(sim.ReplayAttempts)
+	sim.ReplayAttempts = 2
+	dir := t.TempDir()
+	write := func(name, schedule string) string {
+		path := filepath.Join(dir, name, "plan.json")
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(`{"version":1,"name":"`+name+`","seed":1,"subject":"bellerophon",
+ "objects":[{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"default"},"data":{"n":"0"}}],
+ "steps":[{"at":"1s","actor":"user","op":"patch","resource":"configmaps","namespace":"default","name":"a","patch":{"data":{"n":"1"}}}],
+ `+schedule+`"deadline":"1m","quiet":"10s"}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	_, stdout, errs := run(t, "replay", write("unfollowable", `"schedule":["req nobody get configmaps/default/never #1"],`))
+	if want := "this replay: could NOT follow the recorded run: none of its 2 attempts did (2 met an order the lab should have decided"; !strings.Contains(stdout, want) {
+		t.Errorf("the replay does not say %q:\n%s%s", want, stdout, errs)
+	}
+	_, stdout, errs = run(t, "replay", write("alone", ""))
+	if want := "this replay: no recorded run (trace.jsonl) beside the plan: it ran in the canonical order"; !strings.Contains(stdout, want) {
+		t.Errorf("the replay does not say %q:\n%s%s", want, stdout, errs)
 	}
 }
