@@ -110,37 +110,63 @@ type EndState struct {
 }
 
 // LeaveOutNondeterminism returns ref (a fault-free run's end state) with
-// Nondeterministic set to every path whose value differs in again (a
-// second fault-free run of the same plan): what the controller draws at
-// random (a token from crypto/rand, a name with a random suffix) differs
-// with no fault at all, and is not the faults' doing. A path inside a
-// list stops at the list. An object only one of the two runs has is left
-// out whole. ref itself is not changed.
-func LeaveOutNondeterminism(ref, again *EndState) *EndState {
+// Nondeterministic set to every path whose value differs in again (more
+// fault-free runs of the same plan), added to those ref already leaves
+// out: what the controller draws at random (a token from crypto/rand, a
+// name with a random suffix, the first key met ranging over a Go map)
+// differs with no fault at all, and is not the faults' doing. A path
+// inside a list stops at the list. An object only one of the runs has is
+// left out whole. ref itself is not changed.
+func LeaveOutNondeterminism(ref *EndState, again ...*EndState) *EndState {
 	out := *ref
 	out.Nondeterministic = map[string][][]string{}
-	a, b := map[string]EndObject{}, map[string]EndObject{}
+	seen := map[string]bool{}
+	add := func(id string, p []string) {
+		k := id + "\x00" + strings.Join(p, "\x00")
+		if p == nil {
+			k = id
+		}
+		if !seen[k] {
+			seen[k] = true
+			out.Nondeterministic[id] = append(out.Nondeterministic[id], p)
+		}
+	}
+	ids := make([]string, 0, len(ref.Nondeterministic))
+	for id := range ref.Nondeterministic {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		for _, p := range ref.Nondeterministic[id] {
+			add(id, p)
+		}
+	}
+	a := map[string]EndObject{}
 	for _, o := range ref.Objects {
 		a[o.ID] = o
 	}
-	for _, o := range again.Objects {
-		b[o.ID] = o
-	}
-	for id, o := range a {
-		p, ok := b[id]
-		if !ok {
-			out.Nondeterministic[id] = [][]string{nil}
-			continue
+	for _, other := range again {
+		b := map[string]EndObject{}
+		for _, o := range other.Objects {
+			b[o.ID] = o
 		}
-		var paths [][]string
-		diffPaths(o.Content, p.Content, nil, &paths)
-		if len(paths) > 0 {
-			out.Nondeterministic[id] = paths
+		for _, o := range ref.Objects {
+			p, ok := b[o.ID]
+			if !ok {
+				add(o.ID, nil)
+				continue
+			}
+			var paths [][]string
+			diffPaths(o.Content, p.Content, nil, &paths)
+			sort.Slice(paths, func(i, j int) bool { return strings.Join(paths[i], ".") < strings.Join(paths[j], ".") })
+			for _, path := range paths {
+				add(o.ID, path)
+			}
 		}
-	}
-	for id := range b {
-		if _, ok := a[id]; !ok {
-			out.Nondeterministic[id] = [][]string{nil}
+		for _, o := range other.Objects {
+			if _, ok := a[o.ID]; !ok {
+				add(o.ID, nil)
+			}
 		}
 	}
 	if len(out.Nondeterministic) == 0 {

@@ -184,3 +184,26 @@ func TestMatchesReferenceLeavesOutWhatTwoFaultFreeRunsDisagreeOn(t *testing.T) {
 		t.Errorf("diff should show n and not the token:\n%s", v.Detail)
 	}
 }
+
+// Each further fault-free run adds what it disagrees on with the first to
+// what is left out, keeping what the earlier runs left out; a path every
+// run agrees on stays compared.
+func TestLeaveOutNondeterminismAddsWhatEachFurtherRunDisagreesOn(t *testing.T) {
+	ref := endState(t, copierRun(t, "r", 0, map[string]any{"n": "1", "token": "aaa", "msg": "cpu"}, nil, "quiet"))
+	second := endState(t, copierRun(t, "s", 0, map[string]any{"n": "1", "token": "bbb", "msg": "cpu"}, nil, "quiet"))
+	third := endState(t, copierRun(t, "t", 0, map[string]any{"n": "1", "token": "aaa", "msg": "memory"}, nil, "quiet"))
+	two := invariants.LeaveOutNondeterminism(ref, second)
+	got := copierRun(t, "f", 1, map[string]any{"n": "1", "token": "ccc", "msg": "memory"}, nil, "quiet")
+	wantStatus(t, invariants.MatchesReference(got, two, invariants.ReferenceOptions{}), invariants.Fail)
+	three := invariants.LeaveOutNondeterminism(two, third)
+	v := invariants.MatchesReference(got, three, invariants.ReferenceOptions{})
+	wantStatus(t, v, invariants.Pass)
+	if want := "left out: differs between two fault-free runs: secrets/default/a spec.msg, secrets/default/a spec.token"; !strings.Contains(v.Reason, want) {
+		t.Errorf("reason %q: want %q", v.Reason, want)
+	}
+	if len(two.Nondeterministic["secrets/default/a"]) != 1 {
+		t.Errorf("LeaveOutNondeterminism changed its input: %v", two.Nondeterministic)
+	}
+	wrong := copierRun(t, "f", 1, map[string]any{"n": "2", "token": "ccc", "msg": "memory"}, nil, "quiet")
+	wantStatus(t, invariants.MatchesReference(wrong, three, invariants.ReferenceOptions{}), invariants.Fail)
+}

@@ -151,15 +151,16 @@ func TestMatchesReferencePassesAnEndStateAControllerAlignedWithTheRunsTimingReac
 			t.Errorf("reason lacks %q: %s", want, v.Reason)
 		}
 	}
-	// The reference twice, the late-start and settled runs, then the
-	// search's one run (the patch left out) and the aligned run.
-	if runs != 6 || c.AlignedRuns() != 2 {
-		t.Errorf("%d fault-free runs (%d aligned), want 6 (2 aligned)", runs, c.AlignedRuns())
+	// The reference twice, MoreReferenceRuns more (which end as it
+	// does), the late-start and settled runs, then the search's one run
+	// (the patch left out) and the aligned run.
+	if want := 6 + MoreReferenceRuns; runs != want || c.AlignedRuns() != 2 || c.MoreRuns() != MoreReferenceRuns {
+		t.Errorf("%d fault-free runs (%d aligned, %d more), want %d (2 aligned, %d more)", runs, c.AlignedRuns(), c.MoreRuns(), want, MoreReferenceRuns)
 	}
 	// The same faulted run judged again takes the aligned run from the
 	// cache.
 	ref, _ := ReferencePlanOf(got)
-	if v := c.Verdict(got, ref, invariants.ReferenceOptions{}, orderedRuns(true, false, &runs)); v.Status != invariants.Pass || runs != 6 || c.AlignedRuns() != 2 {
+	if v := c.Verdict(got, ref, invariants.ReferenceOptions{}, orderedRuns(true, false, &runs)); v.Status != invariants.Pass || runs != 6+MoreReferenceRuns || c.AlignedRuns() != 2 {
 		t.Errorf("judged again: %s, %d runs (%d aligned), want a pass and no new run", v.Status, runs, c.AlignedRuns())
 	}
 }

@@ -356,3 +356,66 @@ func TestSettledPlanWaitsForQuietBeforeEachGroupOfSteps(t *testing.T) {
 		t.Error("a plan with no step after 0s has no state to settle on: no settled plan")
 	}
 }
+
+// drawnRuns serves fault-free runs of a controller whose copy of "a"
+// holds, with no fault, a value it draws per run (a message naming the
+// first resource met ranging over a Go map): the i-th fault-free run
+// (from 0) copies draws[i], or the last one past the end. It counts the
+// runs. No desired state is recorded: only more fault-free runs can tell
+// the draw from a fault's effect.
+func drawnRuns(draws []string, runs *int) func(*sim.Plan) (*sim.Trace, error) {
+	return func(p *sim.Plan) (*sim.Trace, error) {
+		d := draws[min(*runs, len(draws)-1)]
+		*runs++
+		return copyRun(p, "ref", d, false, nil), nil
+	}
+}
+
+// Two fault-free runs that drew alike do not make the value deterministic:
+// when the faulted run differs on a path they agreed on, more fault-free
+// runs are made (at most MoreReferenceRuns), and a path on which one of
+// them differs is left out as the first two's disagreements are. Kueue's
+// Pending message, which names cpu or memory by a map's order, failed so
+// on random seeds (docs/real-operators.md).
+func TestMatchesReferenceRunsMoreFaultFreeRunsWhenTheFirstTwoAgreedByChance(t *testing.T) {
+	got := copyRun(faultedCopyPlan(), "f", "memory", false, nil)
+	ref, _ := ReferencePlanOf(got)
+	runs := 0
+	var c ReferenceCache
+	v := c.Verdict(got, ref, invariants.ReferenceOptions{}, drawnRuns([]string{"cpu", "cpu", "memory"}, &runs))
+	if v.Status != invariants.Pass {
+		t.Fatalf("verdict %s: %s\n%s", v.Status, v.Reason, v.Detail)
+	}
+	if want := "left out: differs between two fault-free runs: configmaps/default/a-copy spec.n"; !strings.Contains(v.Reason, want) {
+		t.Errorf("reason %q: want %q", v.Reason, want)
+	}
+	if runs != 3 {
+		t.Errorf("%d fault-free runs, want 3 (the third drew otherwise: no more needed)", runs)
+	}
+	// The next faulted run of the same plan uses what the cache learnt.
+	again := copyRun(faultedCopyPlan(), "g", "cpu", false, nil)
+	if v := c.Verdict(again, ref, invariants.ReferenceOptions{}, drawnRuns([]string{"cpu"}, &runs)); v.Status != invariants.Pass || runs != 3 {
+		t.Errorf("second faulted run: verdict %s after %d runs, want a pass with no more run: %s", v.Status, runs, v.Reason)
+	}
+}
+
+// A value every fault-free run agrees on is the plan's: the faulted run
+// that ends otherwise still fails, after MoreReferenceRuns more runs and
+// no more, and a later failing run of the same plan makes none.
+func TestMatchesReferenceStillFailsWhatEveryFaultFreeRunAgreesOn(t *testing.T) {
+	got := copyRun(faultedCopyPlan(), "f", "memory", false, nil)
+	ref, _ := ReferencePlanOf(got)
+	runs := 0
+	var c ReferenceCache
+	v := c.Verdict(got, ref, invariants.ReferenceOptions{}, drawnRuns([]string{"cpu"}, &runs))
+	if v.Status != invariants.Fail || !strings.Contains(v.Reason, "configmaps/default/a-copy") {
+		t.Fatalf("verdict %s: %s, want a failure naming a-copy", v.Status, v.Reason)
+	}
+	if want := 2 + MoreReferenceRuns; runs != want {
+		t.Errorf("%d fault-free runs, want %d", runs, want)
+	}
+	v = c.Verdict(copyRun(faultedCopyPlan(), "g", "memory", false, nil), ref, invariants.ReferenceOptions{}, drawnRuns([]string{"cpu"}, &runs))
+	if v.Status != invariants.Fail || runs != 2+MoreReferenceRuns {
+		t.Errorf("second faulted run: verdict %s after %d runs, want a failure with no more run", v.Status, runs)
+	}
+}
