@@ -62,6 +62,14 @@ type HuntOptions struct {
 	// Replay returns the command that replays the plan saved at a path.
 	// Optional; default "cachelab replay PATH".
 	Replay func(planPath string) string
+	// Shard runs only one part of the campaign: every shard runs the
+	// workloads' references and generates and orders the plans as the
+	// whole campaign does, then runs the plans whose 1-based index k in
+	// that order has (k-1) mod Count == Index, each row keeping k
+	// (HuntReport.Digest tells whether two shards generated the same
+	// plans; MergeHunt joins the shards). Optional; default the whole
+	// campaign.
+	Shard Shard
 }
 
 // ClassReference is the class of a HuntRow that is no targeted plan but a
@@ -92,7 +100,8 @@ type HuntRow struct {
 	// before it and the references included; a run judged against a
 	// reference of its own adds that run's CPU); Index the plan's 1-based
 	// position in the order the plans ran (HuntOrder, or generation
-	// order).
+	// order), in the whole campaign's order (a shard's rows keep theirs;
+	// its CPU is the shard's).
 	CPU   time.Duration
 	Index int
 }
@@ -124,6 +133,17 @@ type HuntReport struct {
 	// workload it came from and each step it added), or why it derived
 	// nothing.
 	Lifecycle []string
+	// Shard is the part of the campaign run (HuntOptions.Shard; zero: the
+	// whole), ShardPlans how many of the Generated plans it holds, and
+	// Digest the sha256 of the whole campaign's ordered plan list
+	// (HuntDigest): shards that generated the same plans have the same
+	// digest.
+	Shard      Shard
+	ShardPlans int
+	Digest     string
+	// StopAtFirst is HuntOptions.StopAtFirst: the campaign (or shard)
+	// stopped after the batch holding its first failure.
+	StopAtFirst bool
 }
 
 // Failures returns the rows that failed or could not be judged.
@@ -151,6 +171,9 @@ func (r *HuntReport) First() *HuntRow {
 // verdict, shrunk plan, replay command; then the pruned perturbations by
 // reason.
 func (r *HuntReport) WriteTable(w io.Writer) {
+	if r.Shard.Sharded() {
+		fmt.Fprintf(w, "shard %s: %d of the campaign's %d plans (plans digest %s)\n", r.Shard, r.ShardPlans, r.Generated, ShortDigest(r.Digest))
+	}
 	fmt.Fprintf(w, "targeted campaign on %s: %d plans generated, %d run, %d failed, %d pruned; %d reference and %d judging runs (fault-free); %s CPU\n",
 		r.Subject, r.Generated, len(r.Rows), len(r.Failures()), len(r.Pruned), r.ReferenceRuns, r.JudgingRuns, r.CPU.Round(time.Millisecond))
 	var names []string
@@ -290,6 +313,11 @@ func HuntPlans(host Host, workloads []*sim.Plan, opt HuntOptions) (*HuntReport, 
 		targeted, of = t2, of2
 	}
 	rep.Generated = len(targeted)
+	rep.Digest = HuntDigest(targeted)
+	rep.Shard, rep.StopAtFirst = opt.Shard, opt.StopAtFirst
+	// index[j] is plan j's 1-based position in the whole campaign's order.
+	targeted, of, index := shardPlans(opt.Shard, targeted, of)
+	rep.ShardPlans = len(targeted)
 	if opt.StopAtFirst {
 		// The workload alone fails: every targeted plan of it inherits
 		// the failure, and none is needed to show it.
@@ -397,7 +425,7 @@ func HuntPlans(host Host, workloads []*sim.Plan, opt HuntOptions) (*HuntReport, 
 			if !ok {
 				at = cpu
 			}
-			row := HuntRow{Class: t.Class, Perturbation: t.Perturbation, Plan: res.Job.Plan, Index: lo + j + 1, CPU: at, Dir: res.Dir}
+			row := HuntRow{Class: t.Class, Perturbation: t.Perturbation, Plan: res.Job.Plan, Index: index[lo+j], CPU: at, Dir: res.Dir}
 			row.Verdict, row.Failed, row.Err = judgeHunt(res)
 			for _, v := range res.Verdicts {
 				if v.Failed() && !IsMeasurement(v.Invariant) {
