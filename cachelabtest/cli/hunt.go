@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -28,6 +29,7 @@ type huntOptions struct {
 	lifecycle bool
 	derive    bool
 	order     string
+	shard     string
 }
 
 func huntFlags() (*flag.FlagSet, *huntOptions) {
@@ -44,14 +46,15 @@ func huntFlags() (*flag.FlagSet, *huntOptions) {
 	fs.BoolVar(&o.lifecycle, "lifecycle", true, "also perturb the catalogue's lifecycle stories for the subject (its scenarios whose user deletes something: finalizer-cleanup, delete-recreate-during-gap...), after the other workloads; by default only without NAME|FILE arguments and when the catalogue has some for the subject (--lifecycle=false: none)")
 	fs.BoolVar(&o.derive, "derive-lifecycle", false, "also perturb a lifecycle workload derived from the first workload's fault-free reference run, for any controller: each main object (what the user made that owns what the controller made) deleted and created again under the same name, one of its children deleted, at the moments the reference shows the controller acting on them (docs/targeted-faults.md)")
 	fs.StringVar(&o.order, "order", "interleaved", "the order the plans run in: interleaved (each reference moment's first plan before the repeats, the kinds of perturbation taking turns) or generation (workload by workload, class by class)")
+	fs.StringVar(&o.shard, "shard", "", "run only shard i/n of the campaign (i counted from 0: 0/4 ... 3/4): every shard runs the references and generates the plans, then runs those whose index k has (k-1) mod n == i; default from JOB_COMPLETION_INDEX and CACHELAB_SHARDS (a Kubernetes Indexed Job), and --out DIR/shard-i; `cachelab merge` joins the shards' folders (their hunt.json)")
 	fs.IntVar(&o.random, "random", 0, "also run up to N random plans (those of cachelab run --random, from --seed) until the first failure, as a baseline: plans and CPU to it, side by side")
 	return fs, o
 }
 
 func huntCommand() command {
 	return command{"hunt", "targeted campaign: perturb where a fault-free reference run shows the controller reading and writing (stale, unobserved, intermediate state)",
-		"[NAME|FILE ...] [--subject S] [--workloads N --seed S] [--class C] [--out DIR] [--random N]",
-		"cachelab hunt --subject bellerophon/lists-stale-replica --workloads 3\n  cachelab hunt time-travel-stale-replica --subject bellerophon --class stale-state", huntCmd}
+		"[NAME|FILE ...] [--subject S] [--workloads N --seed S] [--class C] [--out DIR] [--random N] [--shard i/n]",
+		"cachelab hunt --subject bellerophon/lists-stale-replica --workloads 3\n  cachelab hunt time-travel-stale-replica --subject bellerophon --class stale-state\n  cachelab hunt --subject bellerophon --shard 0/2 --out out/hunt-0   # and 1/2 into out/hunt-1; then: cachelab merge out/hunt-0 out/hunt-1", huntCmd}
 }
 
 func huntCmd(env *Env, args []string) int {
@@ -68,8 +71,27 @@ func huntCmd(env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "cachelab hunt: --order %q: want interleaved or generation\n", o.order)
 		return ExitUsage
 	}
-	explicitLifecycle := false
-	fs.Visit(func(f *flag.Flag) { explicitLifecycle = explicitLifecycle || f.Name == "lifecycle" })
+	explicitLifecycle, explicitOut := false, false
+	fs.Visit(func(f *flag.Flag) {
+		explicitLifecycle = explicitLifecycle || f.Name == "lifecycle"
+		explicitOut = explicitOut || f.Name == "out"
+	})
+	shard, err := huntShard(env, o.shard)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "cachelab hunt: %v\n", err)
+		return ExitUsage
+	}
+	if shard.Sharded() {
+		if o.random > 0 {
+			fmt.Fprintf(env.Stderr, "cachelab hunt: --random with --shard: every shard would run the same baseline; run it once, without --shard\n")
+			return ExitUsage
+		}
+		if !explicitOut {
+			// Shards on one machine do not overwrite each other's
+			// hunt.json.
+			o.out = fmt.Sprintf("%s/shard-%d", o.out, shard.Index)
+		}
+	}
 	if o.subject == "" {
 		if o.subject, err = defaultSubject(); err != nil {
 			fmt.Fprintf(env.Stderr, "cachelab hunt: %v\n", err)
@@ -108,7 +130,7 @@ func huntCmd(env *Env, args []string) int {
 		workloads = append(workloads, lw...)
 	}
 	opt := lab.HuntOptions{Parallel: o.parallel, Out: o.out, Shrink: o.shrink, StopAtFirst: o.first, GenerationOrder: o.order == "generation", DeriveLifecycle: o.derive,
-		Replay: func(path string) string { return env.Prog + " replay " + path }}
+		Replay: func(path string) string { return env.Prog + " replay " + path }, Shard: shard}
 	if o.classes != "" {
 		opt.Classes = strings.Split(o.classes, ",")
 	}
@@ -130,7 +152,11 @@ func huntCmd(env *Env, args []string) int {
 			fmt.Fprintf(env.Stdout, "targeted: first failure before any targeted plan: %s fails with no fault (the workload alone; %d references run), %s CPU\n",
 				f.Plan.Name, len(rep.References), f.CPU.Round(time.Millisecond))
 		} else if f != nil {
-			fmt.Fprintf(env.Stdout, "targeted: first failure at plan %d of %d (%s), %s CPU\n", f.Index, rep.Generated, f.Class, f.CPU.Round(time.Millisecond))
+			in := ""
+			if shard.Sharded() {
+				in = fmt.Sprintf(" in shard %s (which holds %d of them; the shard's CPU)", shard, rep.ShardPlans)
+			}
+			fmt.Fprintf(env.Stdout, "targeted: first failure at plan %d of %d (%s)%s, %s CPU\n", f.Index, rep.Generated, f.Class, in, f.CPU.Round(time.Millisecond))
 		} else {
 			fmt.Fprintf(env.Stdout, "targeted: no failure in %d plans, %s CPU\n", len(rep.Rows), rep.CPU.Round(time.Millisecond))
 		}
@@ -142,10 +168,31 @@ func huntCmd(env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "cachelab hunt: %v\n%s", err, out)
 		return ExitUnexpected
 	}
+	if o.out != "" {
+		if err := lab.WriteHunt(o.out, rep); err != nil {
+			fmt.Fprintf(env.Stderr, "cachelab hunt: %v\n", err)
+			return ExitUnexpected
+		}
+		fmt.Fprintf(env.Stdout, "hunt record: %s\n", filepath.Join(o.out, lab.HuntFile))
+	}
 	if len(rep.Failures()) > 0 {
 		return ExitUnexpected
 	}
 	return ExitOK
+}
+
+// huntShard is --shard, else the Indexed Job's environment, else the whole
+// campaign.
+func huntShard(env *Env, text string) (lab.Shard, error) {
+	if text != "" {
+		return lab.ParseShard(text)
+	}
+	getenv := env.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	s, _, err := lab.ShardFromEnv(getenv)
+	return s, err
 }
 
 // loadWorkload reads a workload: a scenario's plan for subject, or a plan
