@@ -96,8 +96,9 @@ func Reproduce(t *testing.T, c cachelabtest.Controller, dir string, n int) (*Rep
 }
 
 // Summary is the reproduction in lines: the lab's count, then per replay
-// its attempts and the distinct divergences of its attempts that could
-// not follow (how many attempts met each).
+// how it followed the recorded run (lab.HowFollowed: its attempt, and the
+// distinct divergences of the attempts that could not, each with the order
+// it met).
 func (r *Reproduction) Summary() string {
 	var b strings.Builder
 	b.WriteString(r.String())
@@ -106,32 +107,7 @@ func (r *Reproduction) Summary() string {
 			fmt.Fprintf(&b, "\nreplay %d: did not run", i+1)
 			continue
 		}
-		state := "followed the recorded run"
-		if tr.Diverged {
-			state = "could NOT follow the recorded run (the last attempt went on in the canonical order)"
-		}
-		fmt.Fprintf(&b, "\nreplay %d: %s in attempt %d", i+1, state, tr.Attempts)
-		var seen []string
-		count := map[string]int{}
-		for _, d := range tr.Divergences {
-			if _, rest, ok := strings.Cut(d, ": "); ok && strings.HasPrefix(d, "attempt ") {
-				d = rest
-			}
-			if count[d] == 0 {
-				seen = append(seen, d)
-			}
-			count[d]++
-		}
-		for _, d := range seen {
-			kind := "an order the lab should have decided"
-			switch {
-			case sim.IsSubjectOrderDivergence(d):
-				kind = "the controller's own order"
-			case sim.IsMapOrderDivergence(d):
-				kind = "client-go's map order"
-			}
-			fmt.Fprintf(&b, "\n  %d attempt(s) met %s: %s", count[d], kind, d)
-		}
+		fmt.Fprintf(&b, "\nreplay %d: %s", i+1, strings.ReplaceAll(lab.HowFollowed(tr), "\n", "\n  "))
 	}
 	for _, d := range r.Differences {
 		b.WriteString("\n" + d)
