@@ -36,7 +36,9 @@ timestamps (every RFC 3339 string),
 what the server allocates for a Service (cluster IPs, node ports),
 managedFields, generated names (generateName + a rank), the order of every
 list, and status.observedGeneration (compared as current or stale against
-its object's generation). What records the path a run took is not end
+its object's generation; a condition current in the faulted run and stale
+in the reference, alike otherwise, was written after the user's last spec
+change there and before it in the reference: read as the reference's). What records the path a run took is not end
 state: a revision number (a "revision" field, a "<prefix>/revision"
 annotation) is compared as the latest of its family (a primary and what it
 owns) or an earlier one, "<prefix>/revision-history" is left out, an object
@@ -52,7 +54,10 @@ The fault-free plan runs twice: every path whose
 value differs between the two fault-free runs (a token the controller draws
 from crypto/rand, a name with a random suffix) is left out of the
 comparison and named in the verdict, so that the controller's own
-nondeterminism is never blamed on a fault.
+nondeterminism is never blamed on a fault. When a faulted run differs from
+them, the plan runs up to 2 more times without faults (once per plan),
+and what any of these runs differs on from the first is left out too: two
+runs agree by chance on a value drawn from a Go map's order.
 Some controllers' end states depend, with no fault, on which of the user's
 states they saw (a StatefulSet Pod below its partition keeps the template
 it was created from; the scale an HPA set stays when the HPA is deleted):
@@ -771,9 +776,12 @@ func CompareEndStates(got, want *EndState, opts ReferenceOptions) Verdict {
 	kept, transitions := map[string]bool{}, map[string]bool{}
 	leaveOutKeptRevisions(g, w, kept)
 	leaveOutTransitions(g, w, transitions)
+	later := map[string]bool{}
+	leaveOutLaterConfirmations(g, w, later)
 	note := leftOutNote("differs between two fault-free runs", skipped) +
 		leftOutNote("an earlier revision kept for a rollback", kept) +
-		leftOutNote("a condition recording a transition the other run did not take", transitions)
+		leftOutNote("a condition recording a transition the other run did not take", transitions) +
+		leftOutNote("a condition this run wrote after the user's last spec change, the reference before it, alike otherwise", later)
 	ids := map[string]bool{}
 	for id := range g {
 		ids[id] = true

@@ -3,6 +3,7 @@ package invariants_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cachelab/cachelab/invariants"
 	"github.com/cachelab/cachelab/invariants/tracebuild"
@@ -210,4 +211,73 @@ func TestMatchesReferenceComparesTheDaemonSetPodsTemplateGenerationAsAGeneration
 	ref := endState(t, run("r", "3", "665db44c75"))
 	wantStatus(t, invariants.MatchesReference(run("f", "1", "665db44c75"), ref, invariants.ReferenceOptions{}), invariants.Pass)
 	wantStatus(t, invariants.MatchesReference(run("f", "1", "7d49cf6f8f"), ref, invariants.ReferenceOptions{}), invariants.Fail)
+}
+
+// confirmRun builds a run in which the user creates webs/a and patches its
+// spec (generation 2) at 2s, and the controller writes its Evicted
+// condition before the patch (observedGeneration 1, stale at the end) or
+// after it (2, current), with message msg. topObserved adds
+// status.observedGeneration (0: none).
+func confirmRun(t *testing.T, uidPrefix string, afterPatch bool, msg string, topObserved int64) *sim.Trace {
+	t.Helper()
+	b := tracebuild.New("ctrl")
+	o := b.Create("user", tracebuild.Obj{Resource: "webs", Namespace: "default", Name: "a", UID: uidPrefix + "-web",
+		Spec: map[string]any{"image": "v1"}, Generation: 1})
+	write := func(observed int64) {
+		c := cond("Evicted", "True", "LocalQueueStopped")
+		c["message"], c["observedGeneration"] = msg, observed
+		o.Status = map[string]any{"conditions": []any{cond("Admitted", "True", "Admitted"), c}}
+		if topObserved != 0 {
+			o.Status["observedGeneration"] = topObserved
+		}
+		o = b.Update("ctrl", "update/status", o)
+	}
+	b.At(time.Second)
+	if !afterPatch {
+		write(1)
+	}
+	b.At(2 * time.Second)
+	o.Spec, o.Generation = map[string]any{"image": "v2"}, 2
+	o = b.Update("user", "patch", o)
+	if afterPatch {
+		b.At(3 * time.Second)
+		write(2)
+	}
+	b.Final()
+	return b.Trace("quiet")
+}
+
+// A condition records the generation it was last written at: the
+// reference's controller wrote Evicted before the user's patch and had no
+// reason to write it again (stale at the end), the faulted run's wrote it
+// after (current), with the same type, status, reason and message. The
+// faulted run confirmed the same condition later: no difference (Kueue's
+// Evicted condition, docs/real-operators.md). The other way round (the
+// faulted run's condition stale where the reference's is current), another
+// message, or a stale status.observedGeneration in the reference is still
+// a difference.
+func TestMatchesReferencePassesAConditionTheFaultedRunConfirmedAtALaterGeneration(t *testing.T) {
+	const msg = "The LocalQueue is stopped"
+	staleRef := endState(t, confirmRun(t, "r", false, msg, 0))
+	v := invariants.MatchesReference(confirmRun(t, "f", true, msg, 0), staleRef, invariants.ReferenceOptions{})
+	wantStatus(t, v, invariants.Pass)
+	if want := "webs/default/a condition Evicted observedGeneration"; !strings.Contains(v.Reason, want) {
+		t.Errorf("reason %q: want %q named as left out", v.Reason, want)
+	}
+
+	currentRef := endState(t, confirmRun(t, "r", true, msg, 0))
+	v = invariants.MatchesReference(confirmRun(t, "f", false, msg, 0), currentRef, invariants.ReferenceOptions{})
+	wantStatus(t, v, invariants.Fail)
+	if !strings.Contains(v.Detail, "<stale>") || !strings.Contains(v.Detail, "<current>") {
+		t.Errorf("detail should show the faulted run's stale condition:\n%s", v.Detail)
+	}
+
+	v = invariants.MatchesReference(confirmRun(t, "f", true, "The ClusterQueue is stopped", 0), staleRef, invariants.ReferenceOptions{})
+	wantStatus(t, v, invariants.Fail)
+	if !strings.Contains(v.Detail, "The LocalQueue is stopped") || !strings.Contains(v.Detail, "<current>") {
+		t.Errorf("detail should show the message and the observedGeneration:\n%s", v.Detail)
+	}
+
+	v = invariants.MatchesReference(confirmRun(t, "f", true, msg, 2), endState(t, confirmRun(t, "r", false, msg, 1)), invariants.ReferenceOptions{})
+	wantStatus(t, v, invariants.Fail)
 }

@@ -2,6 +2,7 @@ package lab
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -417,5 +418,13 @@ func TestMatchesReferenceStillFailsWhatEveryFaultFreeRunAgreesOn(t *testing.T) {
 	v = c.Verdict(copyRun(faultedCopyPlan(), "g", "memory", false, nil), ref, invariants.ReferenceOptions{}, drawnRuns([]string{"cpu"}, &runs))
 	if v.Status != invariants.Fail || runs != 2+MoreReferenceRuns {
 		t.Errorf("second faulted run: verdict %s after %d runs, want a failure with no more run", v.Status, runs)
+	}
+}
+
+// The contract the user reads states how many more fault-free runs the
+// code makes.
+func TestTheReferenceContractStatesTheMoreRuns(t *testing.T) {
+	if want := fmt.Sprintf("up to %d more times without faults", MoreReferenceRuns); !strings.Contains(invariants.ReferenceContract, want) {
+		t.Errorf("invariants.ReferenceContract does not say %q", want)
 	}
 }
