@@ -30,6 +30,8 @@ type huntOptions struct {
 	derive    bool
 	order     string
 	shard     string
+	plansOut  string
+	plans     string
 }
 
 func huntFlags() (*flag.FlagSet, *huntOptions) {
@@ -47,6 +49,8 @@ func huntFlags() (*flag.FlagSet, *huntOptions) {
 	fs.BoolVar(&o.derive, "derive-lifecycle", false, "also perturb a lifecycle workload derived from the first workload's fault-free reference run, for any controller: each main object (what the user made that owns what the controller made) deleted and created again under the same name, one of its children deleted, at the moments the reference shows the controller acting on them (docs/targeted-faults.md)")
 	fs.StringVar(&o.order, "order", "interleaved", "the order the plans run in: interleaved (each reference moment's first plan before the repeats, the kinds of perturbation taking turns) or generation (workload by workload, class by class)")
 	fs.StringVar(&o.shard, "shard", "", "run only shard i/n of the campaign (i counted from 0: 0/4 ... 3/4): every shard runs the references and generates the plans, then runs those whose index k has (k-1) mod n == i; default from JOB_COMPLETION_INDEX and CACHELAB_SHARDS (a Kubernetes Indexed Job), and --out DIR/shard-i; `cachelab merge` joins the shards' folders (their hunt.json)")
+	fs.StringVar(&o.plansOut, "plans-out", "", "run the references, generate and order the targeted plans, write them to DIR/plans.json and run none: shards given --plans DIR then run exactly these plans, whatever order their own reference runs see")
+	fs.StringVar(&o.plans, "plans", "", "run the plans of DIR/plans.json (written by --plans-out) instead of generating them: its subject, workloads and --derive-lifecycle; the references are run again to judge against, and must be the list's")
 	fs.IntVar(&o.random, "random", 0, "also run up to N random plans (those of cachelab run --random, from --seed) until the first failure, as a baseline: plans and CPU to it, side by side")
 	return fs, o
 }
@@ -71,11 +75,21 @@ func huntCmd(env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "cachelab hunt: --order %q: want interleaved or generation\n", o.order)
 		return ExitUsage
 	}
-	explicitLifecycle, explicitOut := false, false
-	fs.Visit(func(f *flag.Flag) {
-		explicitLifecycle = explicitLifecycle || f.Name == "lifecycle"
-		explicitOut = explicitOut || f.Name == "out"
-	})
+	explicit := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
+	explicitLifecycle, explicitOut := explicit["lifecycle"], explicit["out"]
+	var list *lab.HuntPlanList
+	if o.plans != "" {
+		if list, err = plansList(o, pos, explicit); err != nil {
+			fmt.Fprintf(env.Stderr, "cachelab hunt: %v\n", err)
+			return ExitUsage
+		}
+		o.subject, o.derive = list.Subject, list.DeriveLifecycle
+	}
+	if o.plansOut != "" && (o.shard != "" || o.random > 0 || o.first) {
+		fmt.Fprintf(env.Stderr, "cachelab hunt: --plans-out runs no targeted plan: give --shard, --random and --first to the runs of --plans DIR\n")
+		return ExitUsage
+	}
 	shard, err := huntShard(env, o.shard)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "cachelab hunt: %v\n", err)
@@ -103,6 +117,10 @@ func huntCmd(env *Env, args []string) int {
 		return ExitUsage
 	}
 	var workloads []*sim.Plan
+	if list != nil {
+		workloads = list.Workloads
+		pos, o.workloads, o.lifecycle = nil, 0, false
+	}
 	for _, a := range pos {
 		p, err := loadWorkload(a, o.subject)
 		if err != nil {
@@ -130,7 +148,7 @@ func huntCmd(env *Env, args []string) int {
 		workloads = append(workloads, lw...)
 	}
 	opt := lab.HuntOptions{Parallel: o.parallel, Out: o.out, Shrink: o.shrink, StopAtFirst: o.first, GenerationOrder: o.order == "generation", DeriveLifecycle: o.derive,
-		Replay: func(path string) string { return env.Prog + " replay " + path }, Shard: shard}
+		Replay: func(path string) string { return env.Prog + " replay " + path }, Shard: shard, Plans: list, GenerateOnly: o.plansOut != ""}
 	if o.classes != "" {
 		opt.Classes = strings.Split(o.classes, ",")
 	}
@@ -145,6 +163,13 @@ func huntCmd(env *Env, args []string) int {
 		inner := lab.TestHost(t)
 		rep, err = lab.HuntPlans(inner, workloads, opt)
 		if err != nil {
+			return
+		}
+		if opt.GenerateOnly {
+			if err = lab.WritePlanList(o.plansOut, rep.PlanList); err == nil {
+				fmt.Fprintf(env.Stdout, "%d targeted plans of %s (digest %s, %d references run, %s CPU) written to %s; run them: %s hunt --plans %s --shard i/n --out DIR\n",
+					rep.Generated, rep.Subject, lab.ShortDigest(rep.Digest), rep.ReferenceRuns, rep.CPU.Round(time.Millisecond), filepath.Join(o.plansOut, lab.PlansFile), env.Prog, o.plansOut)
+			}
 			return
 		}
 		rep.WriteTable(env.Stdout)
@@ -168,7 +193,7 @@ func huntCmd(env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "cachelab hunt: %v\n%s", err, out)
 		return ExitUnexpected
 	}
-	if o.out != "" {
+	if o.out != "" && !opt.GenerateOnly {
 		if err := lab.WriteHunt(o.out, rep); err != nil {
 			fmt.Fprintf(env.Stderr, "cachelab hunt: %v\n", err)
 			return ExitUnexpected
@@ -179,6 +204,28 @@ func huntCmd(env *Env, args []string) int {
 		return ExitUnexpected
 	}
 	return ExitOK
+}
+
+// plansList reads --plans, refusing what the list fixes: workload
+// arguments, --workloads, --seed, --class, --order, --lifecycle,
+// --derive-lifecycle, --plans-out, and a --subject other than its own.
+func plansList(o *huntOptions, pos []string, explicit map[string]bool) (*lab.HuntPlanList, error) {
+	if len(pos) > 0 {
+		return nil, fmt.Errorf("--plans %s: the list names its workloads; give no NAME|FILE (%s)", o.plans, strings.Join(pos, " "))
+	}
+	for _, f := range []string{"workloads", "seed", "class", "order", "lifecycle", "derive-lifecycle", "plans-out"} {
+		if explicit[f] {
+			return nil, fmt.Errorf("--plans %s: the list fixes the plans; --%s changes nothing (give it to --plans-out)", o.plans, f)
+		}
+	}
+	list, err := lab.LoadPlanList(o.plans)
+	if err != nil {
+		return nil, err
+	}
+	if o.subject != "" && o.subject != list.Subject {
+		return nil, fmt.Errorf("--plans %s holds plans of %s, not %s", o.plans, list.Subject, o.subject)
+	}
+	return list, nil
 }
 
 // huntShard is --shard, else the Indexed Job's environment, else the whole

@@ -127,6 +127,45 @@ func TestHuntShardsMergeIntoTheWholeCampaignsTable(t *testing.T) {
 		t.Errorf("merge wrote no %s: %v", lab.HuntFile, err)
 	}
 
+	// The plans written once (--plans-out) and the shards run from them
+	// (--plans): the same table again.
+	list := filepath.Join(root, "list")
+	code, out, errs := run(t, "hunt", plan, "--subject", "bellerophon/stale-status", "--plans-out", list)
+	if code != ExitOK || !strings.Contains(out, "31 targeted plans of bellerophon/stale-status (digest ") {
+		t.Fatalf("--plans-out: exit %d:\n%s%s", code, out, errs)
+	}
+	var fromList []string
+	for i := range 2 {
+		dir := filepath.Join(root, fmt.Sprint("l", i))
+		code, out := runChild(t, nil, "hunt", "--plans", list, "--shrink=false", "--parallel", "1", "--out", dir, "--shard", fmt.Sprintf("%d/2", i))
+		if code != ExitOK && code != ExitUnexpected {
+			t.Fatalf("shard %d/2 of the list: exit %d:\n%s", i, code, out)
+		}
+		fromList = append(fromList, dir)
+	}
+	code, mergedList, errs := run(t, append([]string{"merge", "--out", filepath.Join(root, "merged-list")}, fromList...)...)
+	if code != ExitUnexpected || !strings.Contains(mergedList, "every shard generated the same 31 plans") {
+		t.Fatalf("merge of the list's shards: exit %d:\n%s%s", code, mergedList, errs)
+	}
+	if g, w := huntTable(t, strings.ReplaceAll(mergedList, filepath.Join(root, "l"), filepath.Join(root, "s"))), huntTable(t, whole); g != w {
+		t.Errorf("the table of the list's shards differs from the whole campaign's:\n%s\nwant:\n%s", g, w)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--plans", list, plan}, "the list names its workloads"},
+		{[]string{"--plans", list, "--class", "stale-state"}, "--class changes nothing"},
+		{[]string{"--plans", list, "--subject", "bellerophon"}, "holds plans of bellerophon/stale-status, not bellerophon"},
+		{[]string{"--plans", filepath.Join(root, "nope")}, "give the folder written by `cachelab hunt --plans-out DIR`"},
+		{[]string{"--plans-out", list, "--shard", "0/2"}, "--plans-out runs no targeted plan"},
+	} {
+		code, out, errs := run(t, append([]string{"hunt"}, c.args...)...)
+		if code != ExitUsage || !strings.Contains(errs, c.want) {
+			t.Errorf("hunt %v: exit %d, %q%s; want %d and %q", c.args, code, errs, out, ExitUsage, c.want)
+		}
+	}
+
 	// Shard 1 as if its reference had run in another order: another digest.
 	path := filepath.Join(dirs[1], lab.HuntFile)
 	b, err := os.ReadFile(path)

@@ -70,6 +70,16 @@ type HuntOptions struct {
 	// plans; MergeHunt joins the shards). Optional; default the whole
 	// campaign.
 	Shard Shard
+	// Plans, when set, are the campaign's plans, generated and ordered
+	// once (GenerateOnly, WritePlanList): the references are run (the
+	// differential oracle judges against them) but the plans are not
+	// generated again, so shards run from one list cannot disagree. The
+	// workloads given must be the list's, and their references the ones
+	// the list was made from (an error says which differs).
+	Plans *HuntPlanList
+	// GenerateOnly stops the campaign after the references and the
+	// ordering: HuntReport.PlanList holds the ordered plans, none is run.
+	GenerateOnly bool
 }
 
 // ClassReference is the class of a HuntRow that is no targeted plan but a
@@ -144,6 +154,9 @@ type HuntReport struct {
 	// StopAtFirst is HuntOptions.StopAtFirst: the campaign (or shard)
 	// stopped after the batch holding its first failure.
 	StopAtFirst bool
+	// PlanList is the campaign's ordered plans (HuntOptions.GenerateOnly
+	// only).
+	PlanList *HuntPlanList
 }
 
 // Failures returns the rows that failed or could not be judged.
@@ -312,8 +325,21 @@ func HuntPlans(host Host, workloads []*sim.Plan, opt HuntOptions) (*HuntReport, 
 		}
 		targeted, of = t2, of2
 	}
+	if opt.Plans != nil {
+		// The list's plans, not this process's: shards run from one list
+		// cannot disagree.
+		var err error
+		if targeted, of, err = opt.Plans.use(refJobs); err != nil {
+			return rep, err
+		}
+	}
 	rep.Generated = len(targeted)
 	rep.Digest = HuntDigest(targeted)
+	if opt.GenerateOnly {
+		rep.PlanList = newPlanList(rep, workloads, opt, refJobs, targeted, of)
+		rep.CPU = fakeapibench.ProcessCPU() - start
+		return rep, nil
+	}
 	rep.Shard, rep.StopAtFirst = opt.Shard, opt.StopAtFirst
 	// index[j] is plan j's 1-based position in the whole campaign's order.
 	targeted, of, index := shardPlans(opt.Shard, targeted, of)

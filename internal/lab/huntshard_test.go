@@ -104,6 +104,41 @@ func TestHuntShardsPartitionTheCampaignAndMergeIntoItsTable(t *testing.T) {
 			t.Errorf("plan %d: %q in its shard, %q in the whole campaign", k, got[k], want[k])
 		}
 	}
+	// The plans generated once (GenerateOnly), written and read back, and
+	// each shard run from them: the same plans, verdicts and digest.
+	gen, err := lab.HuntPlans(host, w, lab.HuntOptions{Parallel: 1, GenerateOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gen.PlanList == nil || len(gen.Rows) != 0 || gen.Digest != whole.Digest || len(gen.PlanList.Plans) != whole.Generated {
+		t.Fatalf("generate only: list %v, %d rows, digest %s (want %s)", gen.PlanList != nil, len(gen.Rows), gen.Digest, whole.Digest)
+	}
+	listDir := t.TempDir()
+	if err := lab.WritePlanList(listDir, gen.PlanList); err != nil {
+		t.Fatal(err)
+	}
+	list, err := lab.LoadPlanList(listDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromList := map[int]string{}
+	for i := range 2 {
+		rep, err := lab.HuntPlans(host, list.Workloads, lab.HuntOptions{Parallel: 1, Plans: list, Shard: lab.Shard{Index: i, Count: 2}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Digest != whole.Digest {
+			t.Errorf("shard %d/2 from the list: digest %s, want %s", i, rep.Digest, whole.Digest)
+		}
+		for _, r := range rep.Rows {
+			fromList[r.Index] = r.Verdict + " " + strings.Join(r.Failed, ",")
+		}
+	}
+	for k := 1; k <= whole.Generated; k++ {
+		if fromList[k] != want[k] {
+			t.Errorf("plan %d: %q in its shard run from the list, %q in the whole campaign", k, fromList[k], want[k])
+		}
+	}
 	slices.Reverse(dirs) // the order of the folders does not matter
 	merged, m, err := lab.MergeHunt(dirs)
 	if err != nil {
@@ -211,6 +246,52 @@ func TestMergeHuntRefusesShardsThatDisagree(t *testing.T) {
 			}
 			if !slices.Equal(idx, c.rows) || m.Missing != c.missing || m.Shards != 2 || m.Digest != d {
 				t.Errorf("rows %v, missing %d, merge %+v; want rows %v, missing %d", idx, m.Missing, m, c.rows, c.missing)
+			}
+		})
+	}
+}
+
+// A plans list run with other references (another workload), or whose
+// plans were changed after it was written, is refused with the reason; the
+// list's own workloads run.
+func TestHuntRefusesAPlansListOfOtherReferencesOrPlans(t *testing.T) {
+	host := lab.TestHost(t)
+	w := []*sim.Plan{oneObjectWorkload("bellerophon")}
+	gen, err := lab.HuntPlans(host, w, lab.HuntOptions{Parallel: 1, GenerateOnly: true, Classes: []string{"intermediate-state"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := gen.PlanList
+	if list == nil || len(list.Plans) == 0 {
+		t.Fatalf("no plans generated")
+	}
+	other := oneObjectWorkload("bellerophon")
+	other.Steps[0].At += sim.Duration(time.Second)
+	changed := *list
+	changed.Plans = slices.Clone(list.Plans)
+	changed.Plans[0].Plan = list.Plans[0].Plan.Clone()
+	changed.Plans[0].Plan.Deadline += sim.Duration(time.Second)
+	for _, c := range []struct {
+		name      string
+		workloads []*sim.Plan
+		list      *lab.HuntPlanList
+		want      string
+	}{
+		{"the list's", list.Workloads, list, ""},
+		{"another workload", []*sim.Plan{other}, list, "reference 1 (one-object-reference) is not the one the plans list was made from"},
+		{"two workloads", []*sim.Plan{other, list.Workloads[0]}, list, "made from 1 reference runs, this campaign ran 2"},
+		{"a changed plan", list.Workloads, &changed, "the file was changed"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rep, err := lab.HuntPlans(host, c.workloads, lab.HuntOptions{Parallel: 1, Plans: c.list, Shard: lab.Shard{Index: 0, Count: 2}})
+			if c.want == "" {
+				if err != nil || len(rep.Rows) != (len(list.Plans)+1)/2 {
+					t.Fatalf("err %v, want the list's plans of shard 0/2 run", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err %v, want one saying %q", err, c.want)
 			}
 		})
 	}
