@@ -146,6 +146,34 @@ func LoadPlanList(path string) (*HuntPlanList, error) {
 		if w == nil {
 			return nil, fmt.Errorf("%s: workload %d is empty", path, i+1)
 		}
+		if l.Workloads[i], err = compactPlan(w); err != nil {
+			return nil, fmt.Errorf("%s: workload %d: %w", path, i+1, err)
+		}
+	}
+	for k, p := range l.Plans {
+		if p.Plan == nil {
+			continue // use says so
+		}
+		if l.Plans[k].Plan, err = compactPlan(p.Plan); err != nil {
+			return nil, fmt.Errorf("%s: plan %d: %w", path, k+1, err)
+		}
 	}
 	return &l, nil
+}
+
+// compactPlan is p with its raw JSON (objects, patches) compacted: read
+// from an indented file, a step's patch keeps the indentation of its
+// depth, and a targeted plan's step then differs from its workload's
+// (reflect.DeepEqual), so that each plan would be judged against a
+// reference run of its own instead of the workload's.
+func compactPlan(p *sim.Plan) (*sim.Plan, error) {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	var q sim.Plan
+	if err := json.Unmarshal(b, &q); err != nil {
+		return nil, err
+	}
+	return &q, nil
 }

@@ -122,6 +122,7 @@ func TestHuntShardsPartitionTheCampaignAndMergeIntoItsTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	fromList := map[int]string{}
+	judging := 0
 	for i := range 2 {
 		rep, err := lab.HuntPlans(host, list.Workloads, lab.HuntOptions{Parallel: 1, Plans: list, Shard: lab.Shard{Index: i, Count: 2}})
 		if err != nil {
@@ -133,6 +134,12 @@ func TestHuntShardsPartitionTheCampaignAndMergeIntoItsTable(t *testing.T) {
 		for _, r := range rep.Rows {
 			fromList[r.Index] = r.Verdict + " " + strings.Join(r.Failed, ",")
 		}
+		judging += rep.JudgingRuns
+	}
+	// The plans read back judge as the generated ones: against the
+	// workload's reference, served, unless their steps differ from it.
+	if judging != whole.JudgingRuns {
+		t.Errorf("the shards run from the list made %d judging runs, the whole campaign %d", judging, whole.JudgingRuns)
 	}
 	for k := 1; k <= whole.Generated; k++ {
 		if fromList[k] != want[k] {
