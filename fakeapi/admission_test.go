@@ -417,11 +417,18 @@ func TestAWebhookWaitingForTheServerEndsAtItsTimeout(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				var s *fakeapi.Server
 				served := make(chan error, 1)
+				var once sync.Once
 				h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					go func() {
-						_, err := s.Client("writer").Create(context.Background(), cmGVR, "ns", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "y"}}, metav1.CreateOptions{})
-						served <- err
-					}()
+					// The first call (x's) starts the writer of y; y's own
+					// call, after x's, is never answered either: y's create
+					// returns after its own timeout, and then no call is
+					// left in flight when the pipe closes.
+					once.Do(func() {
+						go func() {
+							_, err := s.Client("writer").Create(context.Background(), cmGVR, "ns", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "y"}}, metav1.CreateOptions{})
+							served <- err
+						}()
+					})
 					<-r.Context().Done() // never answered: the create waits for this call
 				})
 				cfg := validatingConfig("waits.example.com", "/validate", configmaps)
