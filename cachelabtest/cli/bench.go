@@ -45,7 +45,7 @@ func benchFlags() (*flag.FlagSet, *benchOptions) {
 	fs.IntVar(&o.procs, "procs", 0, "GOMAXPROCS during the runs (0: unchanged); a run's goroutines mostly take turns, so 1 spares the wake-ups of idle threads")
 	fs.IntVar(&o.updates, "updates", fakeapibench.Updates, "updates of the informer-throughput workload (issue 20: 50 ConfigMaps listed, then N updates through a client, at most 50 unseen by the handler) on each of its paths (0: skip)")
 	fs.IntVar(&o.updateRounds, "update-rounds", 3, "rounds of the informer-throughput workload, each running every path once in turn (the ratios' spread is across rounds)")
-	fs.IntVar(&o.campaign, "campaign", 40, "random plans of a campaign (as `cachelab run --random N`) run with 1 worker and with one per core, alternating 1, all, all, 1: the campaign's runs per wall second on every core against one (0: skip)")
+	fs.IntVar(&o.campaign, "campaign", 40, "random plans of a campaign (as cachelab run --random N) run with 1 worker and with one per core, alternating 1, all, all, 1: the campaign's runs per wall second on every core against one (0: skip)")
 	return fs, o
 }
 

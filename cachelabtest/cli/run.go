@@ -41,7 +41,7 @@ func runFlags() (*flag.FlagSet, *runOptions) {
 	fs.BoolVar(&o.shuffle, "shuffle", false, "with --random, run each plan under a shuffled delivery schedule (plan.shuffleSchedule = its seed) instead of the canonical order: other interleavings, each as reproducible")
 	fs.Uint64Var(&o.seed, "seed", 1, "with --random, the first plan's generator seed: the plans random-SEED ... random-SEED+N-1 are drawn from seeds SEED, SEED+1... (the same seed gives the same plan; each plan has its own fault seed)")
 	fs.IntVar(&o.parallel, "parallel", runtime.GOMAXPROCS(0), "runs at a time")
-	fs.StringVar(&o.shard, "shard", "", "run only shard i/n of the campaign (i counted from 0: 0/4 ... 3/4), a deterministic round-robin part of its runs; default from JOB_COMPLETION_INDEX and CACHELAB_SHARDS (a Kubernetes Indexed Job); `cachelab merge` joins the shards' folders")
+	fs.StringVar(&o.shard, "shard", "", "run only shard `i/n` of the campaign (i counted from 0: 0/4 ... 3/4), a deterministic round-robin part of its runs; default from JOB_COMPLETION_INDEX and CACHELAB_SHARDS (a Kubernetes Indexed Job); cachelab merge joins the shards' folders")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "wall-clock limit for each run: a run that goes on longer (a livelock in virtual time never ends) is named and the command exits (0: no limit)")
 	return fs, o
 }
