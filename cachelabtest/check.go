@@ -235,11 +235,7 @@ func Register(c Controller, random ...Plans) error {
 		}
 		scenarios.SetPlanGen(c.Name, ps.costed(ps.planGen(c.Name)))
 	}
-	acc := map[string]string{}
-	for inv, e := range expect {
-		acc[inv] = e.Reason
-	}
-	lab.SetAccepted(c.Name, acc)
+	lab.SetAccepted(c.Name, expect)
 	lab.SetJudgedAsTest(c.Name, true)
 	return nil
 }
@@ -321,7 +317,7 @@ func run(t *testing.T, top string, c Controller, sink *[]*Failure, plans []Plans
 	sim.PrepareClientGo()
 	out := filepath.Join("testdata", "cachelab", lab.Safe(top))
 	rep := &reporter{top: top, sink: sink, expect: expect}
-	lab.SetAccepted(name, rep.accepted())
+	lab.SetAccepted(name, expect)
 	defer rep.logShare(t)
 	if *planFlag != "" {
 		// A relative path is the package folder's, where go test starts
@@ -446,7 +442,7 @@ type reporter struct {
 	top  string
 	sink *[]*Failure
 	// expect are the failures the Controller accepts, by invariant.
-	expect map[string]Expectation
+	expect []lab.Acceptance
 	mu     sync.Mutex
 	runs   int
 	// refs keeps the reference runs' end states (matches-reference).
@@ -784,7 +780,7 @@ func (c *catcher) Logf(string, ...any) {}
 // not accept (they fail the plan) and those it accepts.
 func (rep *reporter) failures(r *lab.Result) (failed, expected []invariants.Verdict) {
 	for _, v := range r.Failures() {
-		if _, ok := rep.expect[v.Invariant]; ok {
+		if _, ok := rep.accepts(v); ok {
 			expected = append(expected, v)
 		} else {
 			failed = append(failed, v)
@@ -819,13 +815,14 @@ func (rep *reporter) report(r *lab.Result, failures, expected []invariants.Verdi
 		line(v, "")
 	}
 	for _, v := range expected {
-		line(v, "expected (Controller.Expect: "+rep.expect[v.Invariant].Reason+") ")
+		a, _ := rep.accepts(v)
+		line(v, "expected (Controller.Expect: "+a.Reason+") ")
 	}
 	if how := rep.howReplayed(r); how != "" {
 		b.WriteString("  this replay: " + strings.ReplaceAll(how, "\n", "\n  ") + "\n")
 	}
 	r.Dir = dir
-	opt := lab.Options{Replay: rep.replayCommand, Accepted: rep.accepted()}
+	opt := lab.Options{Replay: rep.replayCommand, Accepted: lab.AcceptedIn(rep.expect, r.Verdicts)}
 	if err := os.RemoveAll(dir); err == nil {
 		r.WriteErr = lab.WriteRun(r, opt)
 	}
@@ -875,23 +872,21 @@ func (rep *reporter) writeReference(r *lab.Result, failures []invariants.Verdict
 		rr.Wall = time.Since(start)
 	}
 	lab.Judge(rr, tr, err)
-	if err := lab.WriteRun(rr, lab.Options{Replay: rep.replayCommand, Accepted: rep.accepted()}); err != nil {
+	if err := lab.WriteRun(rr, lab.Options{Replay: rep.replayCommand, Accepted: lab.AcceptedIn(rep.expect, rr.Verdicts)}); err != nil {
 		return fmt.Sprintf("  (reference run not written: %v)\n", err)
 	}
 	return fmt.Sprintf("  reference run (the same user actions, no fault): %s\n", filepath.Join(dir, lab.ReportFile))
 }
 
-// accepted is the Controller's Expect as the report shows it: invariant
-// -> reason.
-func (rep *reporter) accepted() map[string]string {
-	if len(rep.expect) == 0 {
-		return nil
+// accepts returns the Controller's expectation that accepts failure v, if
+// one does.
+func (rep *reporter) accepts(v invariants.Verdict) (lab.Acceptance, bool) {
+	for _, a := range rep.expect {
+		if a.Accepts(v) {
+			return a, true
+		}
 	}
-	out := make(map[string]string, len(rep.expect))
-	for inv, e := range rep.expect {
-		out[inv] = e.Reason
-	}
-	return out
+	return lab.Acceptance{}, false
 }
 
 func endOf(tr *sim.Trace) string {
@@ -925,7 +920,8 @@ func (rep *reporter) summary(r *lab.Result) string {
 		s += fmt.Sprintf(", %d n/a", n.NotApplicable)
 	}
 	for _, v := range expected {
-		s += fmt.Sprintf("; expected fail: %s (Controller.Expect: %s)", v.Invariant, rep.expect[v.Invariant].Reason)
+		a, _ := rep.accepts(v)
+		s += fmt.Sprintf("; expected fail: %s (Controller.Expect: %s)", v.Invariant, a.Reason)
 	}
 	s += fmt.Sprintf("; %s virtual, %d records, %s wall", endOf(r.Trace), recordsOf(r.Trace), r.Wall.Round(time.Millisecond))
 	if how := rep.howReplayed(r); how != "" {

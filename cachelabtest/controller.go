@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cachelab/cachelab/invariants"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -153,20 +155,29 @@ type Expectation struct {
 	// Reason says why the failure is accepted; required. Reports show it
 	// beside the failure.
 	Reason string
+	// Matching, optional, narrows the expectation to the failures of
+	// Invariant whose reason or detail (matches-reference's diff of the
+	// end states) this regular expression (Go syntax) finds: name the
+	// object or path a known bug leaves ("clusterqueues/a
+	// status.pendingWorkloads"), and another failure of the same
+	// invariant still fails the plan. Several expectations may name one
+	// invariant with different Matching; empty: every failure of it.
+	Matching string
 }
 
-// expectations checks c.Expect and returns it by invariant.
-func (c *Controller) expectations() (map[string]Expectation, error) {
+// expectations checks c.Expect and returns it as the lab's acceptances.
+func (c *Controller) expectations() ([]lab.Acceptance, error) {
 	if len(c.Expect) == 0 {
 		return nil, nil
 	}
 	var known []string
-	for _, n := range append(lab.InvariantNames(), lab.HealthNoPanics, lab.HealthStarted, lab.HealthSynced, lab.HealthReturns) {
+	for _, n := range append(lab.InvariantNames(), invariants.NameMatchesReference, lab.HealthNoPanics, lab.HealthStarted, lab.HealthSynced, lab.HealthReturns) {
 		if !lab.IsMeasurement(n) {
 			known = append(known, n)
 		}
 	}
-	out := make(map[string]Expectation, len(c.Expect))
+	var out []lab.Acceptance
+	seen := map[[2]string]bool{}
 	var errs []error
 	for i, e := range c.Expect {
 		at := fmt.Sprintf("Controller.Expect[%d] (%q)", i, e.Invariant)
@@ -176,14 +187,28 @@ func (c *Controller) expectations() (map[string]Expectation, error) {
 		case lab.IsMeasurement(e.Invariant):
 			errs = append(errs, fmt.Errorf("%s: a sync-soundness measurement is reported, never a failure of the plan: nothing to accept", at))
 		case !slices.Contains(known, e.Invariant):
-			errs = append(errs, fmt.Errorf("%s: no invariant or health verdict has this name%s (known: %s)", at, scenarios.Suggest(e.Invariant, known), strings.Join(known, ", ")))
+			errs = append(errs, fmt.Errorf("%s: no invariant or health verdict has this name%s", at, scenarios.Suggest(e.Invariant, known)))
 		case strings.TrimSpace(e.Reason) == "":
 			errs = append(errs, fmt.Errorf("%s: give the Reason the team accepts this failure, for whoever reads the report", at))
 		default:
-			if _, dup := out[e.Invariant]; dup {
-				errs = append(errs, fmt.Errorf("%s: named twice: give one Reason", at))
+			a := lab.Acceptance{Invariant: e.Invariant, Reason: e.Reason}
+			if e.Matching != "" {
+				re, err := regexp.Compile(e.Matching)
+				if err != nil {
+					errs = append(errs, fmt.Errorf("%s: Matching %q is no regular expression: %v", at, e.Matching, err))
+					continue
+				}
+				a.Match = re
 			}
-			out[e.Invariant] = e
+			k := [2]string{e.Invariant, e.Matching}
+			switch {
+			case seen[k] && e.Matching == "":
+				errs = append(errs, fmt.Errorf("%s: named twice: give one Reason", at))
+			case seen[k]:
+				errs = append(errs, fmt.Errorf("%s: named twice with Matching %q: give one Reason", at, e.Matching))
+			}
+			seen[k] = true
+			out = append(out, a)
 		}
 	}
 	return out, errors.Join(errs...)

@@ -79,6 +79,19 @@ var wrongInputs = map[string]struct {
 		c.Expect = []cachelabtest.Expectation{{Invariant: invariants.NameReadYourWrites}}
 		cachelabtest.Test(t, c, cachelabtest.These(plan("x")))
 	}, `give the Reason`},
+	"expect-matching-no-regexp": {func(t *testing.T) {
+		c := clientGo("", false)
+		c.Expect = []cachelabtest.Expectation{{Invariant: invariants.NameMatchesReference, Reason: "Q4", Matching: "clusterqueues/(a"}}
+		cachelabtest.Test(t, c, cachelabtest.These(plan("x")))
+	}, `Matching "clusterqueues/\(a" is no regular expression`},
+	"expect-matching-twice": {func(t *testing.T) {
+		c := clientGo("", false)
+		c.Expect = []cachelabtest.Expectation{
+			{Invariant: invariants.NameMatchesReference, Reason: "Q4", Matching: "clusterqueues/a"},
+			{Invariant: invariants.NameMatchesReference, Reason: "Q4 again", Matching: "clusterqueues/a"},
+		}
+		cachelabtest.Test(t, c, cachelabtest.These(plan("x")))
+	}, `named twice with Matching "clusterqueues/a"`},
 }
 
 // TestWrongInputIsAnErrorOfTheTest runs each wrong input in a child

@@ -68,3 +68,41 @@ func TestAnExpectedFailureIsShownButDoesNotFailThePlan(t *testing.T) {
 	// Test passes the plans whose only failure is accepted.
 	cachelabtest.Test(t, c, cachelabtest.These(plan("one"), plan("two")))
 }
+
+// An expectation with Matching accepts only the failures of its invariant
+// whose reason or detail it finds: a team names the object or path a known
+// bug leaves, and another failure of the same invariant still fails. The
+// same plans: accepted with a Matching the reason has; failing, with the
+// same invariant, under a Matching it has not; and two expectations of one
+// invariant, each narrowed, accept what either names.
+func TestAnExpectationMatchingAcceptsOnlyTheFailuresItNames(t *testing.T) {
+	scratch(t)
+	c := clientGo("", false)
+	c.Desired = func(*cachelabtest.State) error { return errors.New("never the state the team wants") }
+	plans := cachelabtest.These(plan("one"), plan("two"))
+	for _, tc := range []struct {
+		name   string
+		expect []cachelabtest.Expectation
+		want   int // failures
+	}{
+		{"names-it", []cachelabtest.Expectation{{Invariant: invariants.NameEventualConvergence, Reason: "known", Matching: `never the state the team \w+`}}, 0},
+		{"names-another", []cachelabtest.Expectation{{Invariant: invariants.NameEventualConvergence, Reason: "known", Matching: `configmaps/default/elsewhere`}}, 2},
+		{"two-narrowed", []cachelabtest.Expectation{
+			{Invariant: invariants.NameEventualConvergence, Reason: "another bug", Matching: `configmaps/default/elsewhere`},
+			{Invariant: invariants.NameEventualConvergence, Reason: "known", Matching: `team wants`},
+		}, 0},
+	} {
+		c.Expect = tc.expect
+		failures := cachelabtest.Catch(t, c, plans)
+		if len(failures) != tc.want {
+			t.Errorf("%s: %d failures, want %d", tc.name, len(failures), tc.want)
+		}
+		for _, f := range failures {
+			if len(f.Expected) != 0 || len(f.Failed) != 1 || f.Failed[0].Invariant != invariants.NameEventualConvergence {
+				t.Errorf("%s: failed %v, expected %v; want eventual-convergence failed, nothing accepted", tc.name, f.Failed, f.Expected)
+			}
+		}
+	}
+	c.Expect = []cachelabtest.Expectation{{Invariant: invariants.NameEventualConvergence, Reason: "known", Matching: `team wants`}}
+	cachelabtest.Test(t, c, plans)
+}

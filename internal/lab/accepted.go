@@ -1,10 +1,12 @@
 package lab
 
 import (
-	"maps"
+	"regexp"
 	"slices"
 	"sort"
 	"sync"
+
+	"github.com/cachelab/cachelab/invariants"
 )
 
 // The failures a controller's team accepts on purpose
@@ -14,26 +16,59 @@ import (
 // unexpected failure.
 var accepted = struct {
 	sync.Mutex
-	bySubject map[string]map[string]string
-}{bySubject: map[string]map[string]string{}}
+	bySubject map[string][]Acceptance
+}{bySubject: map[string][]Acceptance{}}
 
-// SetAccepted records the failures subject's team accepts: invariant ->
-// reason. An empty map clears them.
-func SetAccepted(subject string, byInvariant map[string]string) {
+// Acceptance is one failure a controller's team accepts
+// (cachelabtest.Expectation): a failure of Invariant, and when Match is
+// set only one whose reason or detail (a matches-reference diff) Match
+// finds; Reason is why, shown beside it.
+type Acceptance struct {
+	Invariant, Reason string
+	Match             *regexp.Regexp
+}
+
+// Accepts reports whether v is a failure a accepts.
+func (a Acceptance) Accepts(v invariants.Verdict) bool {
+	return v.Invariant == a.Invariant && v.Failed() &&
+		(a.Match == nil || a.Match.MatchString(v.Reason) || a.Match.MatchString(v.Detail))
+}
+
+// AcceptedIn returns the failures of vs that acc accepts: invariant ->
+// the reason of the first acceptance that accepts it (nil: none).
+func AcceptedIn(acc []Acceptance, vs []invariants.Verdict) map[string]string {
+	var out map[string]string
+	for _, v := range vs {
+		for _, a := range acc {
+			if a.Accepts(v) {
+				if out == nil {
+					out = map[string]string{}
+				}
+				out[v.Invariant] = a.Reason
+				break
+			}
+		}
+	}
+	return out
+}
+
+// SetAccepted records the failures subject's team accepts. None clears
+// them.
+func SetAccepted(subject string, acc []Acceptance) {
 	accepted.Lock()
 	defer accepted.Unlock()
-	if len(byInvariant) == 0 {
+	if len(acc) == 0 {
 		delete(accepted.bySubject, subject)
 		return
 	}
-	accepted.bySubject[subject] = maps.Clone(byInvariant)
+	accepted.bySubject[subject] = slices.Clone(acc)
 }
 
 // AcceptedFor returns the failures subject's team accepts (nil: none).
-func AcceptedFor(subject string) map[string]string {
+func AcceptedFor(subject string) []Acceptance {
 	accepted.Lock()
 	defer accepted.Unlock()
-	return maps.Clone(accepted.bySubject[subject])
+	return slices.Clone(accepted.bySubject[subject])
 }
 
 // acceptedFailures returns r's failed properties that its subject's team
@@ -43,17 +78,7 @@ func (r *Result) acceptedFailures() map[string]string {
 	if r.Judged() || r.Job.Plan == nil {
 		return nil
 	}
-	acc := AcceptedFor(r.Job.Plan.Subject)
-	if len(acc) == 0 {
-		return nil
-	}
-	out := map[string]string{}
-	for _, v := range r.Verdicts {
-		if why, ok := acc[v.Invariant]; ok && v.Failed() {
-			out[v.Invariant] = why
-		}
-	}
-	return out
+	return AcceptedIn(AcceptedFor(r.Job.Plan.Subject), r.Verdicts)
 }
 
 // AcceptedFailures returns, sorted, the failed properties of r that its

@@ -428,7 +428,7 @@ const (
 func reportRun(r *Result, opt Options) reports.Run {
 	run := reports.Run{Plan: r.Job.Plan, Trace: r.Trace, Verdicts: r.Verdicts, Accepted: opt.Accepted}
 	if run.Accepted == nil && r.Job.Plan != nil {
-		run.Accepted = AcceptedFor(r.Job.Plan.Subject)
+		run.Accepted = AcceptedIn(AcceptedFor(r.Job.Plan.Subject), r.Verdicts)
 	}
 	if opt.Replay != nil && r.Dir != "" {
 		run.ReplayCommand = opt.Replay(filepath.Join(r.Dir, PlanFile))
