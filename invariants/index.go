@@ -246,6 +246,15 @@ func (s *server) factsOf(r sim.Record) writeFacts {
 	return f
 }
 
+// replayParts returns what server replays of tr may share: its removals
+// and a write-fact cache (nil when positions are not indexes).
+func replayParts(tr *sim.Trace) (removals, map[int]writeFacts) {
+	if !positionsAreIndexes(tr) {
+		return removalsOf(tr), nil
+	}
+	return removalsOf(tr), map[int]writeFacts{}
+}
+
 // positionsAreIndexes reports whether every record's Pos is its index in
 // the trace (as the recorder writes them), so a position names one record.
 func positionsAreIndexes(tr *sim.Trace) bool {

@@ -13,10 +13,13 @@ import (
 // JSON (each check that replays the server or compares an object's fields
 // parsed every write's JSON again).
 type shared struct {
-	mu    sync.Mutex
-	tr    *sim.Trace
-	n     int
-	sync  []SignalReport
+	mu   sync.Mutex
+	tr   *sim.Trace
+	n    int
+	sync []SignalReport
+	// rm and facts are replayParts(tr), made once (rm nil: not yet); the
+	// sync-soundness index and the other checks' server replays share
+	// them.
 	rm    removals
 	facts map[int]writeFacts
 	// flat is each write's flatten, by position (nil: positions are not
@@ -24,6 +27,17 @@ type shared struct {
 	flat map[int]map[string]string
 	// indexed is positionsAreIndexes(tr), known once checked.
 	indexed, checked bool
+}
+
+// replayParts returns replayParts(s.tr), made once; s.mu is held.
+func (s *shared) replayParts() (removals, map[int]writeFacts) {
+	if s.rm == nil {
+		s.rm, s.facts = removalsOf(s.tr), nil
+		if s.indexed {
+			s.facts = map[int]writeFacts{}
+		}
+	}
+	return s.rm, s.facts
 }
 
 // Shared returns o with a cache that the checks called with it (and with
@@ -58,7 +72,8 @@ func (o Options) syncSoundness(tr *sim.Trace) []SignalReport {
 	s := o.shared.forTrace(tr)
 	defer s.mu.Unlock()
 	if s.sync == nil {
-		s.sync = SyncSoundness(tr)
+		rm, facts := s.replayParts()
+		s.sync = syncSoundness(tr, rm, facts)
 	}
 	return s.sync
 }
@@ -74,10 +89,7 @@ func (o Options) newServer(tr *sim.Trace) *server {
 	if !s.indexed {
 		return newServer(tr)
 	}
-	if s.facts == nil {
-		s.rm, s.facts = removalsOf(tr), map[int]writeFacts{}
-	}
-	return newServerWith(s.rm, s.facts)
+	return newServerWith(s.replayParts())
 }
 
 // flatten returns flatten(r.Object) for write r of tr; with a shared cache,

@@ -185,13 +185,12 @@ type syncIndex struct {
 	prefixNext int
 }
 
-func newSyncIndex(tr *sim.Trace) *syncIndex {
+// newSyncIndex indexes tr; rm and facts are its server replays' removals
+// and write-fact cache (replayParts).
+func newSyncIndex(tr *sim.Trace, rm removals, facts map[int]writeFacts) *syncIndex {
 	ix := &syncIndex{tr: tr, inc: newIncarnations(tr), byUID: map[string]map[string][]arrival{},
 		listings: map[string][]listing{}, handles: map[string]map[string]bool{}, watched: map[string]map[string]bool{},
-		rm: removalsOf(tr)}
-	if positionsAreIndexes(tr) {
-		ix.facts = map[int]writeFacts{}
-	}
+		rm: rm, facts: facts}
 	add := func(actor, uid string, a arrival) {
 		m := ix.byUID[actor]
 		if m == nil {
@@ -306,6 +305,16 @@ type requirement struct {
 // synced while the cache lagged (false positives) and how long after true
 // sync it flipped (latency). It returns one report per SignalNames entry.
 func SyncSoundness(tr *sim.Trace) []SignalReport {
+	if tr == nil {
+		return syncSoundness(nil, nil, nil)
+	}
+	rm, facts := replayParts(tr)
+	return syncSoundness(tr, rm, facts)
+}
+
+// syncSoundness is SyncSoundness with the trace's removals and write-fact
+// cache given (shared with the other checks' server replays).
+func syncSoundness(tr *sim.Trace, rm removals, facts map[int]writeFacts) []SignalReport {
 	out := make([]SignalReport, 0, len(SignalNames()))
 	if tr == nil {
 		for _, s := range SignalNames() {
@@ -313,7 +322,7 @@ func SyncSoundness(tr *sim.Trace) []SignalReport {
 		}
 		return out
 	}
-	ix := newSyncIndex(tr)
+	ix := newSyncIndex(tr, rm, facts)
 	fl, present := flips(tr, ix.inc)
 	for _, s := range SignalNames() {
 		rep := SignalReport{Signal: s, Present: present[s]}
