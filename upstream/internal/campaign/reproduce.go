@@ -53,43 +53,27 @@ func Reproduce(t *testing.T, c cachelabtest.Controller, dir string, n int) (*Rep
 	if in.Plan.Subject != c.Name {
 		return nil, fmt.Errorf("%s is a run of %s, not of %s", dir, in.Plan.Subject, c.Name)
 	}
-	saved, err := readVerdicts(filepath.Join(dir, lab.VerdictsFile))
-	if err != nil {
+	// The recorded run's verdicts are required beside it (its
+	// matches-reference, which lab.Reproduce compares the replays with).
+	if _, err := readVerdicts(filepath.Join(dir, lab.VerdictsFile)); err != nil {
 		return nil, err
-	}
-	// The recorded trace judged again, as the replays are, and the saved
-	// verdicts that judging the trace alone does not give (matches-reference
-	// and the health verdicts): verdicts.json writes a measurement's status
-	// in words ("sound"), which a replay's judging does not.
-	recorded := lab.CheckTrace(in.Recorded)
-	have := map[string]bool{}
-	for _, v := range recorded {
-		have[v.Invariant] = true
-	}
-	for _, v := range saved {
-		if !have[v.Invariant] {
-			recorded = append(recorded, v)
-		}
 	}
 	if err := cachelabtest.Register(c); err != nil {
 		return nil, err
 	}
-	p := lab.FollowRecorded(in.Plan, in.Recorded)
-	if len(p.Schedule) == 0 {
+	if len(lab.FollowRecorded(in.Plan, in.Recorded).Schedule) == 0 {
 		return nil, fmt.Errorf("%s: the recorded run has no delivery schedule to follow", dir)
 	}
-	jobs := make([]lab.Job, n)
-	for i := range jobs {
-		jobs[i] = lab.NewJob(p, nil)
-		jobs[i].ID = fmt.Sprintf("%s/replay-%d", jobs[i].ID, i+1)
+	// Registered, c is judged as Test judges it: lab.Reproduce judges
+	// the replays and the recorded run with matches-reference and the
+	// health verdicts, the recorded run's matches-reference from its
+	// verdicts.json.
+	counted, results, err := lab.Reproduce(lab.TestHost(t), in, n)
+	if err != nil {
+		return nil, err
 	}
-	results, out := lab.RunBatch(lab.TestHost(t), jobs, lab.Options{Sequential: true, Reference: true})
-	if out != "" {
-		return nil, fmt.Errorf("the testing framework reported failures:\n%s", out)
-	}
-	rep := &Reproduction{}
+	rep := &Reproduction{Reproduction: counted}
 	for _, r := range results {
-		rep.Compare(in.Recorded, recorded, r)
 		rep.Replays = append(rep.Replays, r.Trace)
 	}
 	return rep, nil
