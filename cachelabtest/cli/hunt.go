@@ -90,7 +90,7 @@ func huntCmd(env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "cachelab hunt: --plans-out runs no targeted plan: give --shard, --random and --first to the runs of --plans DIR\n")
 		return ExitUsage
 	}
-	shard, err := huntShard(env, o.shard)
+	shard, err := pickShard(env, o.shard)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "cachelab hunt: %v\n", err)
 		return ExitUsage
@@ -226,20 +226,6 @@ func plansList(o *huntOptions, pos []string, explicit map[string]bool) (*lab.Hun
 		return nil, fmt.Errorf("--plans %s holds plans of %s, not %s", o.plans, list.Subject, o.subject)
 	}
 	return list, nil
-}
-
-// huntShard is --shard, else the Indexed Job's environment, else the whole
-// campaign.
-func huntShard(env *Env, text string) (lab.Shard, error) {
-	if text != "" {
-		return lab.ParseShard(text)
-	}
-	getenv := env.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	s, _, err := lab.ShardFromEnv(getenv)
-	return s, err
 }
 
 // loadWorkload reads a workload: a scenario's plan for subject, or a plan

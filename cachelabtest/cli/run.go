@@ -79,7 +79,7 @@ func runCmd(env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "cachelab run: nothing to run: no scenario names subject %q in its expectations (`%s list` shows the scenarios; name one to run it with any subject)\n", o.subject, env.Prog)
 		return ExitUsage
 	}
-	shard, err := pickShard(env, o)
+	shard, err := pickShard(env, o.shard)
 	if err != nil {
 		printErr(env, "run", err)
 		return ExitUsage
@@ -92,11 +92,11 @@ func runCmd(env *Env, args []string) int {
 	return runJobs(env, jobs, o, batchTitle(pos, o), shard, campaign)
 }
 
-// pickShard is --shard, else the Indexed Job's environment, else the whole
-// campaign.
-func pickShard(env *Env, o *runOptions) (lab.Shard, error) {
-	if o.shard != "" {
-		return lab.ParseShard(o.shard)
+// pickShard is --shard's text, else the Indexed Job's environment, else
+// the whole campaign (run's and hunt's).
+func pickShard(env *Env, text string) (lab.Shard, error) {
+	if text != "" {
+		return lab.ParseShard(text)
 	}
 	getenv := env.Getenv
 	if getenv == nil {

@@ -26,7 +26,7 @@ func shardPlans(s Shard, ts []scenarios.Targeted, of []int) ([]scenarios.Targete
 	var t2 []scenarios.Targeted
 	var of2, index []int
 	for k := range ts {
-		if !s.Sharded() || k%s.Count == s.Index {
+		if s.Holds(k) {
 			t2, of2, index = append(t2, ts[k]), append(of2, of[k]), append(index, k+1)
 		}
 	}

@@ -99,12 +99,17 @@ func (s Shard) Jobs(jobs []Job) []Job {
 	}
 	var out []Job
 	for k, j := range jobs {
-		if k%s.Count == s.Index {
+		if s.Holds(k) {
 			out = append(out, j)
 		}
 	}
 	return out
 }
+
+// Holds reports whether the item at 0-based position k of a campaign is
+// shard s's (k mod Count == Index, round robin); every item is the zero
+// Shard's.
+func (s Shard) Holds(k int) bool { return !s.Sharded() || k%s.Count == s.Index }
 
 // ResultsFile is the machine-readable record of a batch, in its output
 // folder: what `cachelab merge` reads to rebuild the results of shards.
