@@ -333,18 +333,12 @@ func recordedVerdicts(in *Input, asTest bool) (vs []invariants.Verdict, savedRef
 	if in.RecordedPath == "" {
 		return vs, false
 	}
-	data, err := os.ReadFile(filepath.Join(filepath.Dir(in.RecordedPath), VerdictsFile))
+	verdicts, err := ReadVerdicts(filepath.Join(filepath.Dir(in.RecordedPath), VerdictsFile))
 	if err != nil {
 		return vs, false
 	}
-	var run struct {
-		Verdicts []invariants.Verdict `json:"verdicts"`
-	}
-	if json.Unmarshal(data, &run) != nil || len(run.Verdicts) == 0 {
-		return vs, false
-	}
 	saved := false
-	for _, v := range run.Verdicts {
+	for _, v := range verdicts {
 		if v.Invariant == invariants.NameMatchesReference {
 			vs, saved = append(vs, v), true
 		}
@@ -357,6 +351,26 @@ func recordedVerdicts(in *Input, asTest bool) (vs []invariants.Verdict, savedRef
 		}
 	}
 	return vs, saved
+}
+
+// ReadVerdicts reads the verdicts of a run's verdicts.json (WriteRun
+// writes it beside the run's plan and trace). A file it cannot read gives
+// the *fs.PathError; one that holds none, an error saying so.
+func ReadVerdicts(path string) ([]invariants.Verdict, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var run struct {
+		Verdicts []invariants.Verdict `json:"verdicts"`
+	}
+	if err := json.Unmarshal(data, &run); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(run.Verdicts) == 0 {
+		return nil, fmt.Errorf("%s holds no verdicts", path)
+	}
+	return run.Verdicts, nil
 }
 
 // DiffVerdicts lists the verdicts of now whose status differs from the

@@ -1,10 +1,10 @@
 package campaign
 
 import (
-	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -130,18 +130,10 @@ func reproduceSaved(t *testing.T, plan string, n int, subjects []Subject) {
 
 // readVerdicts reads the verdicts of a saved run (verdicts.json).
 func readVerdicts(path string) ([]invariants.Verdict, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
+	vs, err := lab.ReadVerdicts(path)
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
 		return nil, fmt.Errorf("the recorded run's verdicts: %w (a failing plan's files hold %s beside its plan)", err, lab.VerdictsFile)
 	}
-	var run struct {
-		Verdicts []invariants.Verdict `json:"verdicts"`
-	}
-	if err := json.Unmarshal(data, &run); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(run.Verdicts) == 0 {
-		return nil, fmt.Errorf("%s holds no verdicts", path)
-	}
-	return run.Verdicts, nil
+	return vs, err
 }
