@@ -881,12 +881,7 @@ func (rep *reporter) writeReference(r *lab.Result, failures []invariants.Verdict
 // accepts returns the Controller's expectation that accepts failure v, if
 // one does.
 func (rep *reporter) accepts(v invariants.Verdict) (lab.Acceptance, bool) {
-	for _, a := range rep.expect {
-		if a.Accepts(v) {
-			return a, true
-		}
-	}
-	return lab.Acceptance{}, false
+	return lab.AcceptanceOf(rep.expect, v)
 }
 
 func endOf(tr *sim.Trace) string {

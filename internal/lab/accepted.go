@@ -34,19 +34,27 @@ func (a Acceptance) Accepts(v invariants.Verdict) bool {
 		(a.Match == nil || a.Match.MatchString(v.Reason) || a.Match.MatchString(v.Detail))
 }
 
+// AcceptanceOf returns the first of acc that accepts failure v, if one
+// does.
+func AcceptanceOf(acc []Acceptance, v invariants.Verdict) (Acceptance, bool) {
+	for _, a := range acc {
+		if a.Accepts(v) {
+			return a, true
+		}
+	}
+	return Acceptance{}, false
+}
+
 // AcceptedIn returns the failures of vs that acc accepts: invariant ->
 // the reason of the first acceptance that accepts it (nil: none).
 func AcceptedIn(acc []Acceptance, vs []invariants.Verdict) map[string]string {
 	var out map[string]string
 	for _, v := range vs {
-		for _, a := range acc {
-			if a.Accepts(v) {
-				if out == nil {
-					out = map[string]string{}
-				}
-				out[v.Invariant] = a.Reason
-				break
+		if a, ok := AcceptanceOf(acc, v); ok {
+			if out == nil {
+				out = map[string]string{}
 			}
+			out[v.Invariant] = a.Reason
 		}
 	}
 	return out
